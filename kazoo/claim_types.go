@@ -1,0 +1,63 @@
+package kazoo
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors of consumer groups, instances and claims. The first five are
+// kazoo-go's, with the same names; they are returned as they are (or
+// wrapped, so use errors.Is).
+var (
+	ErrRunningInstances          = errors.New("kazoo: cannot deregister a consumergroup with running instances")
+	ErrInstanceAlreadyRegistered = errors.New("kazoo: cannot register consumer instance because it already is registered")
+	ErrInstanceNotRegistered     = errors.New("kazoo: cannot deregister consumer instance because it is not registered")
+	ErrPartitionClaimedByOther   = errors.New("kazoo: cannot claim partition: it is already claimed by another instance")
+	ErrPartitionNotClaimed       = errors.New("kazoo: cannot release partition: it is not claimed by this instance")
+
+	// ErrClaimLost: a fenced operation (commit, release) was refused because
+	// the partition's epoch moved: another claim happened since ours, so we
+	// no longer own the partition. Nothing was changed.
+	ErrClaimLost = errors.New("kazoo: claim lost: the partition's epoch moved")
+
+	// ErrOffsetConflict: a fenced commit was refused because the offset node
+	// changed underneath while we still own the partition (an operator
+	// reset it, say). It is wrapped in an *OffsetConflictError.
+	ErrOffsetConflict = errors.New("kazoo: offset changed underneath")
+)
+
+// PartitionClaim is proof that one instance owns one partition under one
+// ZooKeeper session. It is returned by ConsumergroupInstance.Claim and
+// fences the commits and the release of that ownership.
+type PartitionClaim struct {
+	Topic      string
+	Partition  int32
+	InstanceID string
+	// SessionID is the ZooKeeper session that owns the ephemeral owner node
+	// (its Stat.EphemeralOwner).
+	SessionID int64
+	// Epoch is the version of /consumers/<group>/epochs/<topic>/<partition>
+	// that this claim's Multi produced. Any later claim by anyone moves it.
+	Epoch int32
+}
+
+func (c *PartitionClaim) String() string {
+	return fmt.Sprintf("%s/%d by %s (session %#x, epoch %d)", c.Topic, c.Partition, c.InstanceID, c.SessionID, c.Epoch)
+}
+
+// OffsetConflictError reports a fenced commit refused because the stored
+// offset node's version was not the one expected. Stored and Version are
+// what the node holds now (Stored is -1 and Version -1 if it was deleted).
+type OffsetConflictError struct {
+	Topic     string
+	Partition int32
+	Stored    int64
+	Version   int32
+}
+
+func (e *OffsetConflictError) Error() string {
+	return fmt.Sprintf("kazoo: offset of %s/%d changed underneath: stored %d (version %d)", e.Topic, e.Partition, e.Stored, e.Version)
+}
+
+// Unwrap returns ErrOffsetConflict.
+func (e *OffsetConflictError) Unwrap() error { return ErrOffsetConflict }
