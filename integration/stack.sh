@@ -23,6 +23,8 @@
 #   STACK_TOPICS     "zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64"
 #                                        topics created by `up`, as name:partitions
 #   STACK_TIMEOUT    120                 seconds `up` waits for readiness
+#   STACK_MVN_ARGS   ""                  extra mvn arguments (e.g. -Dmaven.repo.local=DIR)
+#   STACK_KEEP_DATA  0                   1: `down` keeps the data folders
 #
 # A second `up` while the stack runs starts nothing new and only re-checks
 # readiness. Every log stays in $STACK_DIR/logs.
@@ -61,7 +63,8 @@ fetch_jars() {
 	log "resolving Kafka jars from Maven Central into $LIB"
 	rm -rf "$LIB"
 	mkdir -p "$LIB"
-	mvn -q -B -f "$ROOT/integration/stack/pom.xml" dependency:copy-dependencies \
+	# shellcheck disable=SC2086 # STACK_MVN_ARGS is a list of arguments
+	mvn -q -B ${STACK_MVN_ARGS:-} -f "$ROOT/integration/stack/pom.xml" dependency:copy-dependencies \
 		-DoutputDirectory="$LIB" -DincludeScope=runtime >"$STACK_CACHE/mvn.log" 2>&1 ||
 		{ cat "$STACK_CACHE/mvn.log" >&2; die "mvn could not resolve the Kafka artifacts"; }
 	ls "$LIB"/kafka_2.13-*.jar "$LIB"/zookeeper-3.*.jar >/dev/null || die "jars missing after mvn"
