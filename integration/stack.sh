@@ -156,6 +156,13 @@ start_broker() {
 	port="$(broker_port "$id")"
 	if alive "kafka-$id"; then return; fi
 	port_open "$port" && die "port $port is taken by a process this script did not start"
+	# After a kill, the dead broker's registration lives until its ZooKeeper
+	# session times out; a broker started before that exits with NodeExists.
+	local deadline=$((SECONDS + 30))
+	while grep -q "/brokers/ids/$id\$" <<<"$(zk4 dump 2>/dev/null || true)"; do
+		((SECONDS < deadline)) || die "broker $id is still registered in ZooKeeper after 30s"
+		sleep 0.2
+	done
 	mkdir -p "$STACK_DIR/kafka-$id" "$CONF"
 	log4j_conf
 	local rf=$((KAFKA_BROKERS < 3 ? KAFKA_BROKERS : 3))
@@ -164,7 +171,7 @@ broker.id=$id
 listeners=PLAINTEXT://127.0.0.1:$port
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
 zookeeper.connect=127.0.0.1:$ZK_PORT
-zookeeper.session.timeout.ms=18000
+zookeeper.session.timeout.ms=6000
 log.dirs=$STACK_DIR/kafka-$id
 num.partitions=1
 default.replication.factor=1

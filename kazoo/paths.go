@@ -47,3 +47,6 @@ func (kz *Kazoo) epochPath(g, t string, p int32) string {
 }
 
 func itoa(p int32) string { return strconv.FormatInt(int64(p), 10) }
+
+func (kz *Kazoo) topicConfigsPath() string { return kz.path("/config/topics") }
+func (kz *Kazoo) deleteTopicsPath() string { return kz.path("/admin/delete_topics") }

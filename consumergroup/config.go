@@ -1,0 +1,249 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// Defaults applied by NewConfig. The first three are upstream's.
+const (
+	// DefaultInitialOffset is Offsets.Initial's default: start at the oldest
+	// available message when the group has no stored offset.
+	DefaultInitialOffset = sarama.OffsetOldest
+
+	// DefaultProcessingTimeout is Offsets.ProcessingTimeout's default.
+	DefaultProcessingTimeout = 60 * time.Second
+
+	// DefaultCommitInterval is Offsets.CommitInterval's default.
+	DefaultCommitInterval = 10 * time.Second
+
+	// DefaultClaimMargin is how much longer than Offsets.ProcessingTimeout
+	// the claim loop keeps trying when Claim.Budget is 0: the previous owner
+	// may drain for up to ProcessingTimeout, then needs time to commit and
+	// release.
+	DefaultClaimMargin = 10 * time.Second
+
+	// DefaultClaimInitialInterval is Claim.InitialInterval's default.
+	DefaultClaimInitialInterval = 100 * time.Millisecond
+
+	// DefaultClaimMaxInterval is Claim.MaxInterval's default.
+	DefaultClaimMaxInterval = 1 * time.Second
+
+	// DefaultClaimRetryCooldown is Claim.RetryCooldown's default.
+	DefaultClaimRetryCooldown = 5 * time.Second
+
+	// DefaultSelfFenceFraction is Session.SelfFenceFraction's default.
+	DefaultSelfFenceFraction = 0.5
+
+	// DefaultAssignmentStrategy is Assignment.Strategy's default: upstream's
+	// assignment, so mixed fleets agree during a rolling upgrade.
+	DefaultAssignmentStrategy = StrategyRangeByLeader
+)
+
+// Config configures a ConsumerGroup. It has upstream's shape (the embedded
+// sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session and
+// Assignment and a Logger. Build it with NewConfig, change what you need, and
+// pass it to JoinConsumerGroup, which calls Validate. Every field's default
+// is the one NewConfig sets; Validate never replaces an invalid value with a
+// default, it reports it.
+type Config struct {
+	// Config is the sarama configuration of the Kafka consumer. Default
+	// sarama.NewConfig(). Must not be nil; Validate calls its Validate.
+	*sarama.Config
+
+	// Zookeeper configures the ZooKeeper connection (session timeout, chroot,
+	// credentials). Default kazoo.NewConfig(). Must not be nil; Validate calls
+	// its Validate.
+	Zookeeper *kazoo.Config
+
+	// Offsets holds upstream's offset settings, with upstream's defaults.
+	Offsets struct {
+		// Initial is where a partition with no stored offset starts: either
+		// sarama.OffsetOldest or sarama.OffsetNewest. It is also where a
+		// partition whose stored offset is out of range restarts. Default
+		// sarama.OffsetOldest.
+		Initial int64
+
+		// ProcessingTimeout is how long a partition that stops being consumed
+		// here (rebalance, Close) waits for the application to mark the
+		// messages already delivered before committing and releasing it.
+		// Default 60 s. Must be > 0.
+		ProcessingTimeout time.Duration
+
+		// CommitInterval is the interval between commits of marked offsets
+		// to ZooKeeper. 0 disables periodic commits: offsets are then
+		// committed only by FlushOffsets and when a partition is released
+		// (as upstream). Default 10 s. Must be >= 0.
+		CommitInterval time.Duration
+
+		// ResetOffsets deletes the group's stored offsets when joining, so
+		// consumption restarts at Initial. Default false.
+		ResetOffsets bool
+	}
+
+	// Claim configures the claim loop that takes ownership of each partition
+	// assigned to this instance.
+	Claim struct {
+		// Budget is how long the claim loop keeps trying to claim a
+		// partition before reporting the failure on Errors(). It must exceed
+		// Offsets.ProcessingTimeout, since the previous owner may drain that
+		// long before releasing. 0 (the default) means
+		// Offsets.ProcessingTimeout + DefaultClaimMargin (10 s), so the budget
+		// follows ProcessingTimeout. Must be >= 0.
+		Budget time.Duration
+
+		// InitialInterval is the first interval between re-checks of a
+		// partition still owned by someone else; the loop also wakes as soon
+		// as the owner node is deleted. Default 100 ms. Must be > 0.
+		InitialInterval time.Duration
+
+		// MaxInterval caps the growing, jittered interval between re-checks:
+		// a missed deletion costs at most this much. Default 1 s. Must be
+		// >= InitialInterval.
+		MaxInterval time.Duration
+
+		// RetryCooldown is how long to wait, after a claim ran out of Budget,
+		// before trying again while the partition is still assigned here.
+		// Default 5 s. Must be > 0.
+		RetryCooldown time.Duration
+	}
+
+	// Session configures the reaction to trouble with the ZooKeeper session.
+	Session struct {
+		// SelfFenceFraction: once disconnected from ZooKeeper for this
+		// fraction of the session timeout (Zookeeper.Timeout), the group stops
+		// delivering messages of the partitions it owns, well before the
+		// session can expire and another instance can claim them. Delivery
+		// resumes if the same session reconnects. Default 0.5. Must be > 0
+		// and < 1.
+		SelfFenceFraction float64
+	}
+
+	// Assignment configures how partitions are divided between instances.
+	Assignment struct {
+		// Strategy is StrategyRangeByLeader (upstream's assignment) or
+		// StrategyRangeByID (ignores partition leaders, so leader movements
+		// do not move partitions between instances). All instances of a
+		// group must use the same strategy. Default StrategyRangeByLeader.
+		Strategy AssignmentStrategy
+	}
+
+	// Logger receives the group's log records. Default nil: nothing is
+	// logged.
+	Logger *slog.Logger
+}
+
+// NewConfig returns a Config with the documented defaults.
+func NewConfig() *Config {
+	c := &Config{
+		Config:    sarama.NewConfig(),
+		Zookeeper: kazoo.NewConfig(),
+	}
+	c.Offsets.Initial = DefaultInitialOffset
+	c.Offsets.ProcessingTimeout = DefaultProcessingTimeout
+	c.Offsets.CommitInterval = DefaultCommitInterval
+	c.Claim.InitialInterval = DefaultClaimInitialInterval
+	c.Claim.MaxInterval = DefaultClaimMaxInterval
+	c.Claim.RetryCooldown = DefaultClaimRetryCooldown
+	c.Session.SelfFenceFraction = DefaultSelfFenceFraction
+	c.Assignment.Strategy = DefaultAssignmentStrategy
+	return c
+}
+
+// Validate reports every invalid field, each as a *ConfigError naming the
+// field's path (joined with errors.Join when there are several). It never
+// changes the config. errors.Is(err, ErrInvalidConfig) holds for its result.
+func (c *Config) Validate() error {
+	if c == nil {
+		return &ConfigError{Field: "*Config", Reason: "must not be nil"}
+	}
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+
+	if c.Config == nil {
+		bad("Config", "(the embedded *sarama.Config) must not be nil")
+	} else if err := c.Config.Validate(); err != nil {
+		errs = append(errs, &ConfigError{Field: "Config", Reason: "(the embedded *sarama.Config) is invalid", Err: err})
+	}
+
+	if c.Zookeeper == nil {
+		bad("Zookeeper", "must not be nil")
+	} else if err := c.Zookeeper.Validate(); err != nil {
+		errs = append(errs, &ConfigError{Field: "Zookeeper", Reason: "is invalid", Err: err})
+	}
+
+	if c.Offsets.Initial != sarama.OffsetOldest && c.Offsets.Initial != sarama.OffsetNewest {
+		bad("Offsets.Initial", "must be sarama.OffsetOldest (%d) or sarama.OffsetNewest (%d), got %d",
+			sarama.OffsetOldest, sarama.OffsetNewest, c.Offsets.Initial)
+	}
+	ptOK := c.Offsets.ProcessingTimeout > 0
+	if !ptOK {
+		bad("Offsets.ProcessingTimeout", "must be > 0, got %s", c.Offsets.ProcessingTimeout)
+	}
+	if c.Offsets.CommitInterval < 0 {
+		bad("Offsets.CommitInterval", "must be >= 0 (0 disables periodic commits), got %s", c.Offsets.CommitInterval)
+	}
+
+	switch {
+	case c.Claim.Budget < 0:
+		bad("Claim.Budget", "must be >= 0 (0 means Offsets.ProcessingTimeout + %s), got %s", DefaultClaimMargin, c.Claim.Budget)
+	case c.Claim.Budget > 0 && ptOK && c.Claim.Budget <= c.Offsets.ProcessingTimeout:
+		bad("Claim.Budget", "must exceed Offsets.ProcessingTimeout (%s), got %s", c.Offsets.ProcessingTimeout, c.Claim.Budget)
+	}
+	ivOK := c.Claim.InitialInterval > 0
+	if !ivOK {
+		bad("Claim.InitialInterval", "must be > 0, got %s", c.Claim.InitialInterval)
+	}
+	switch {
+	case c.Claim.MaxInterval <= 0:
+		bad("Claim.MaxInterval", "must be > 0, got %s", c.Claim.MaxInterval)
+	case ivOK && c.Claim.MaxInterval < c.Claim.InitialInterval:
+		bad("Claim.MaxInterval", "must be >= Claim.InitialInterval (%s), got %s", c.Claim.InitialInterval, c.Claim.MaxInterval)
+	}
+	if c.Claim.RetryCooldown <= 0 {
+		bad("Claim.RetryCooldown", "must be > 0, got %s", c.Claim.RetryCooldown)
+	}
+
+	if f := c.Session.SelfFenceFraction; math.IsNaN(f) || f <= 0 || f >= 1 {
+		bad("Session.SelfFenceFraction", "must be > 0 and < 1, got %v", f)
+	}
+
+	if !c.Assignment.Strategy.valid() {
+		bad("Assignment.Strategy", "must be %q or %q, got %q",
+			StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
+	}
+
+	return errors.Join(errs...)
+}
+
+// claimBudget is the effective Claim.Budget: Offsets.ProcessingTimeout +
+// DefaultClaimMargin when Claim.Budget is 0.
+func (c *Config) claimBudget() time.Duration {
+	if c.Claim.Budget == 0 {
+		return c.Offsets.ProcessingTimeout + DefaultClaimMargin
+	}
+	return c.Claim.Budget
+}
+
+// selfFenceAfter is how long a disconnection lasts before the group stops
+// delivering: Session.SelfFenceFraction of the ZooKeeper session timeout.
+func (c *Config) selfFenceAfter() time.Duration {
+	return time.Duration(float64(c.Zookeeper.Timeout) * c.Session.SelfFenceFraction)
+}
+
+// logger returns Logger, or a logger that discards everything when it is nil.
+func (c *Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Logger
+}

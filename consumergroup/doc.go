@@ -1,0 +1,94 @@
+// Package consumergroup consumes Kafka topics as a group of instances that
+// coordinate through ZooKeeper, with the /consumers/<group>/... layout of
+// Kafka's original high-level consumer.
+//
+// It is a drop-in replacement for github.com/wvanbergen/kafka/consumergroup:
+// the same JoinConsumerGroup, Messages, Errors, CommitUpto, FlushOffsets,
+// Close and Config, the same ZooKeeper nodes, and by default the same
+// partition assignment, so old and new instances can share a group during a
+// rolling upgrade. Kafka traffic goes through github.com/IBM/sarama;
+// ZooKeeper traffic goes through package kazoo.
+//
+// # ZooKeeper tree
+//
+//	/brokers/ids/<id>                          broker registration (read)
+//	/brokers/topics/<t>                        partition map (read, watched)
+//	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read)
+//	/consumers/<g>/ids/<instance>              EPHEMERAL: one per running instance
+//	/consumers/<g>/owners/<t>/<p>              EPHEMERAL: the owning instance's ID
+//	/consumers/<g>/offsets/<t>/<p>             PERSISTENT: decimal next offset to consume
+//	/consumers/<g>/epochs/<t>/<p>              PERSISTENT: its version is the claim epoch
+//
+// Only the epochs subtree is new. Offsets stay plain ASCII decimals written
+// with a real set, so tools such as Burrow keep reading them.
+//
+// # Lifecycle
+//
+//  1. JoinConsumerGroup validates its arguments and the Config, connects to
+//     ZooKeeper, finds the brokers, and registers this instance under
+//     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
+//  2. Each instance computes the assignment from the registered instances and
+//     each topic's partitions (see Assign); it recomputes it whenever either
+//     changes.
+//  3. For each partition it gains, it claims the owner node and bumps the
+//     partition's epoch in one transaction, waiting (on a watch, with a
+//     jittered backoff as a fallback) while the previous owner drains, for up
+//     to Claim.Budget; a claim that runs out is reported on Errors() and
+//     retried after Claim.RetryCooldown while the partition stays assigned.
+//  4. Once claimed, the partition consumes from the stored offset, or from
+//     Offsets.Initial when none is stored or the stored one is out of range,
+//     and delivers messages on Messages().
+//  5. The application calls CommitUpto for each processed message; every
+//     Offsets.CommitInterval, on FlushOffsets, and on release, the marked
+//     offsets are committed, each fenced by the claim's epoch.
+//  6. On a rebalance, partitions this instance keeps keep flowing. Each
+//     partition it loses stops fetching, waits up to Offsets.ProcessingTimeout
+//     for the delivered messages to be marked, commits, and releases its
+//     claim (also fenced by the epoch).
+//  7. Close does step 6 for every partition, deregisters the instance, and
+//     closes Messages() and Errors(). It returns within ProcessingTimeout
+//     plus a margin even if nobody reads either channel.
+//
+// # Guarantees
+//
+//   - At-least-once delivery: a message's offset is committed only after the
+//     application marked it (or a later message of its partition).
+//   - A committed offset never decreases, except by an explicit reset
+//     (Offsets.ResetOffsets, or an operator writing the offset node).
+//   - At most one instance commits for a partition at a time: commits and
+//     releases are fenced by the partition's epoch, so an instance that lost
+//     its claim changes nothing.
+//   - An instance cut off from ZooKeeper stops delivering after
+//     Session.SelfFenceFraction of the session timeout, before its session can
+//     expire and another instance can claim its partitions; after expiry it
+//     drops every partition without committing, registers again and
+//     rebalances.
+//   - When the stored offset of an owned partition changes underneath (an
+//     operator reset), the group drops its pending marks, resumes at the
+//     stored offset and reports an *OffsetConflictError; it never overwrites
+//     the new value.
+//   - Sends on Errors() never block a rebalance or Close; errors that find
+//     the channel full are dropped and logged.
+//   - Invalid configuration and arguments are rejected with errors naming the
+//     field; invalid values are never silently replaced.
+//
+// # Not guaranteed
+//
+//   - Exactly-once processing. Messages delivered but not marked within
+//     Offsets.ProcessingTimeout of a partition's release are delivered again
+//     to the next owner, as are messages marked but not yet committed when an
+//     instance crashes or loses its session.
+//   - That a cut-off instance delivers nothing: until its self-fence timer
+//     fires it may still hand out messages it had fetched, and the
+//     application may still be processing messages delivered earlier. Its
+//     commits will be refused.
+//   - Ordering across partitions, or across a partition's move between
+//     instances beyond Kafka's per-partition order.
+//   - Agreement with upstream instances under StrategyRangeByID, or while
+//     instances of one group use different strategies or see different
+//     partition leaders: assignments may then overlap or leave gaps for a
+//     while; claims stay exclusive, so overlaps wait and gaps are filled once
+//     the views converge.
+//   - Progress while ZooKeeper is unreachable: no partition is claimed,
+//     committed or released until it is back.
+package consumergroup

@@ -1,0 +1,147 @@
+package consumergroup
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// offsetTracker follows the offsets of one owned partition for the commit
+// loop. All offsets it stores are "next" offsets, as ZooKeeper stores them:
+// the offset of the next message to consume. A negative next offset means
+// "none stored" (a partition the group never committed).
+//
+// Three parties use it:
+//   - the partition consumer calls Delivered after each message handed to
+//     the application;
+//   - the application, through CommitUpto, calls MarkOffset;
+//   - the commit loop calls Pending, commits, then Committed; it calls Reset
+//     after an offset conflict or a seek. Committed and Reset are called by
+//     that one goroutine only, so a commit in flight never races a reset.
+//
+// Its state is guarded by one mutex it owns; waiters are woken through a
+// channel that is closed and replaced on every change.
+type offsetTracker struct {
+	mu           sync.Mutex
+	next         int64 // highest marked offset + 1, or the start offset
+	committed    int64 // next offset last stored in ZooKeeper
+	delivered    int64 // highest offset delivered since the start or last Reset
+	hasDelivered bool
+	changed      chan struct{} // closed and replaced when the state changes
+}
+
+// newOffsetTracker returns a tracker for a partition whose stored next offset
+// is committed (negative if none is stored).
+func newOffsetTracker(committed int64) *offsetTracker {
+	return &offsetTracker{next: committed, committed: committed, changed: make(chan struct{})}
+}
+
+// notifyLocked wakes every waiter. The caller holds mu.
+func (t *offsetTracker) notifyLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// MarkOffset records that the message at offset has been processed, as
+// upstream's CommitUpto does: the next offset to commit becomes offset+1.
+// Marks only move forward: a mark at or below an earlier one (or below the
+// start or reset position), and a negative offset, change nothing and return
+// false, so the caller can report them.
+func (t *offsetTracker) MarkOffset(offset int64) bool {
+	if offset < 0 {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if offset+1 <= t.next {
+		return false
+	}
+	t.next = offset + 1
+	t.notifyLocked()
+	return true
+}
+
+// Delivered records that the message at offset was handed to the
+// application. Drain waits until every delivered message is marked.
+func (t *offsetTracker) Delivered(offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.hasDelivered || offset > t.delivered {
+		t.delivered, t.hasDelivered = offset, true
+		t.notifyLocked()
+	}
+}
+
+// Pending returns the next offset to commit and whether it differs from the
+// last committed one (dirty). A partition with nothing marked and nothing
+// stored is never dirty.
+func (t *offsetTracker) Pending() (next int64, dirty bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.next, t.next >= 0 && t.next > t.committed
+}
+
+// Committed records that next was stored in ZooKeeper. A value at or below
+// the last committed one is ignored: committed offsets only move forward,
+// except through Reset.
+func (t *offsetTracker) Committed(next int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if next > t.committed {
+		t.committed = next
+		t.notifyLocked()
+	}
+}
+
+// Reset makes to both the next and the committed offset, dropping pending
+// marks and forgetting deliveries: consumption resumes at to (after an offset
+// conflict, the stored offset; after a seek, the new position). Later marks
+// below to are ignored. Waiters in Drain return, since nothing delivered from
+// the new position is outstanding.
+func (t *offsetTracker) Reset(to int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next, t.committed = to, to
+	t.delivered, t.hasDelivered = 0, false
+	t.notifyLocked()
+}
+
+// quiescentLocked reports whether every delivered message is marked. The
+// caller holds mu.
+func (t *offsetTracker) quiescentLocked() bool {
+	return !t.hasDelivered || t.next > t.delivered
+}
+
+// Drain waits until every message delivered so far is marked, as upstream's
+// FinalizePartition waits for the last delivered offset to be processed.
+// It returns nil once that holds (at once if it already does), or, when ctx
+// ends first, an error wrapping ctx.Err() that names the outstanding offsets.
+// The caller bounds ctx by Offsets.ProcessingTimeout.
+func (t *offsetTracker) Drain(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		if t.quiescentLocked() {
+			t.mu.Unlock()
+			return nil
+		}
+		changed := t.changed
+		t.mu.Unlock()
+
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			// A mark that raced the deadline still counts.
+			t.mu.Lock()
+			ok, next, delivered := t.quiescentLocked(), t.next, t.delivered
+			t.mu.Unlock()
+			if ok {
+				return nil
+			}
+			err := fmt.Errorf("consumergroup: gave up waiting for offsets %d..%d to be marked: %w", max(next, 0), delivered, ctx.Err())
+			if cause := context.Cause(ctx); cause != ctx.Err() {
+				err = fmt.Errorf("%w (%w)", err, cause)
+			}
+			return err
+		}
+	}
+}

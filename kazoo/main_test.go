@@ -1,0 +1,13 @@
+package kazoo
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine (a connection's
+// loops, a watch converter) outlives them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
