@@ -54,7 +54,7 @@ func (c *Claimer) Stats() Stats { return c.n.snapshot() }
 // ExtraAttempts attempts after ProcessingTimeout.
 //
 // It returns the claim on success; ctx.Err() as soon as ctx is done; and a
-// *Error when a permanent error occurs (after one attempt) or the budget
+// *Error at once when an error is permanent, or when the budget
 // runs out (then IsRetryable(err) is true and Keep would try again).
 func (c *Claimer) Claim(ctx context.Context, topic string, partition int32) (*kazoo.PartitionClaim, error) {
 	if err := ctx.Err(); err != nil {

@@ -19,6 +19,9 @@
 //  3. If the owner vanished between the two calls (WatchOwner reports no
 //     owner, or TryClaim fails with ErrNoNode), the partition is free now:
 //     try again at once. Upstream gave up here with "node does not exist".
+//     Attempts started without a backoff wait (this, and watch wake-ups)
+//     are limited to a few in a row, so a flapping node cannot make the
+//     loop spin.
 //  4. Independently of the watch, try again on a jittered exponential
 //     backoff (InitialInterval growing to MaxInterval), so a missed watch
 //     costs at most MaxInterval.

@@ -64,7 +64,8 @@ func IsRetryable(err error) bool {
 	case err == nil:
 		return false
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer),
-		errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrSessionMoved):
+		errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrSessionMoved),
+		errors.Is(err, ErrClaimContended):
 		return true
 	}
 	return false

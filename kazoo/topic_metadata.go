@@ -292,15 +292,25 @@ func (tl TopicList) Find(name string) *Topic {
 	return nil
 }
 
-func (tl TopicList) Len() int           { return len(tl) }
-func (tl TopicList) Less(i, j int) bool { return tl[i].Name < tl[j].Name }
-func (tl TopicList) Swap(i, j int)      { tl[i], tl[j] = tl[j], tl[i] }
+// Len is part of sort.Interface.
+func (tl TopicList) Len() int { return len(tl) }
 
+// Less orders topics by name (sort.Interface).
+func (tl TopicList) Less(i, j int) bool { return tl[i].Name < tl[j].Name }
+
+// Swap is part of sort.Interface.
+func (tl TopicList) Swap(i, j int) { tl[i], tl[j] = tl[j], tl[i] }
+
+// Len is part of sort.Interface.
 func (pl PartitionList) Len() int { return len(pl) }
+
+// Less orders partitions by topic name, then id (sort.Interface).
 func (pl PartitionList) Less(i, j int) bool {
 	a, b := pl[i].topicName(), pl[j].topicName()
 	return a < b || a == b && pl[i].ID < pl[j].ID
 }
+
+// Swap is part of sort.Interface.
 func (pl PartitionList) Swap(i, j int) { pl[i], pl[j] = pl[j], pl[i] }
 
 func (p *Partition) topicName() string {

@@ -1,0 +1,211 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+func TestNewConfigDefaults(t *testing.T) {
+	c := NewConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("NewConfig must validate: %v", err)
+	}
+	// Upstream's defaults.
+	if c.Offsets.Initial != sarama.OffsetOldest {
+		t.Errorf("Offsets.Initial = %d, want sarama.OffsetOldest", c.Offsets.Initial)
+	}
+	if c.Offsets.ProcessingTimeout != 60*time.Second {
+		t.Errorf("Offsets.ProcessingTimeout = %s, want 60s", c.Offsets.ProcessingTimeout)
+	}
+	if c.Offsets.CommitInterval != 10*time.Second {
+		t.Errorf("Offsets.CommitInterval = %s, want 10s", c.Offsets.CommitInterval)
+	}
+	if c.Offsets.ResetOffsets {
+		t.Error("Offsets.ResetOffsets must default to false")
+	}
+	if c.Config == nil || c.Zookeeper == nil {
+		t.Fatal("embedded sarama config and Zookeeper must be set")
+	}
+	if c.Zookeeper.Timeout != kazoo.NewConfig().Timeout {
+		t.Errorf("Zookeeper must be kazoo.NewConfig()")
+	}
+	// New knobs.
+	if c.Claim.Budget != 0 || c.claimBudget() != 70*time.Second {
+		t.Errorf("Claim.Budget = %s (effective %s), want 0 (effective 70s)", c.Claim.Budget, c.claimBudget())
+	}
+	if c.Claim.InitialInterval != 100*time.Millisecond || c.Claim.MaxInterval != time.Second || c.Claim.RetryCooldown != 5*time.Second {
+		t.Errorf("Claim = %+v", c.Claim)
+	}
+	if c.Session.SelfFenceFraction != 0.5 {
+		t.Errorf("Session.SelfFenceFraction = %v", c.Session.SelfFenceFraction)
+	}
+	if c.Assignment.Strategy != StrategyRangeByLeader {
+		t.Errorf("Assignment.Strategy = %q", c.Assignment.Strategy)
+	}
+	if c.Logger != nil {
+		t.Error("Logger must default to nil")
+	}
+	// Independent instances.
+	d := NewConfig()
+	d.Offsets.ProcessingTimeout = time.Second
+	d.ClientID = "other"
+	if c.Offsets.ProcessingTimeout == time.Second || c.ClientID == "other" {
+		t.Fatal("NewConfig must return independent configs")
+	}
+}
+
+func TestConfigDerivedValues(t *testing.T) {
+	c := NewConfig()
+	c.Offsets.ProcessingTimeout = 5 * time.Minute
+	if err := c.Validate(); err != nil {
+		t.Fatalf("raising only ProcessingTimeout must stay valid (drop-in): %v", err)
+	}
+	if got := c.claimBudget(); got != 5*time.Minute+DefaultClaimMargin {
+		t.Errorf("claimBudget = %s", got)
+	}
+	c.Claim.Budget = 6 * time.Minute
+	if got := c.claimBudget(); got != 6*time.Minute {
+		t.Errorf("explicit claimBudget = %s", got)
+	}
+	c.Zookeeper.Timeout = 6 * time.Second
+	c.Session.SelfFenceFraction = 0.5
+	if got := c.selfFenceAfter(); got != 3*time.Second {
+		t.Errorf("selfFenceAfter = %s, want 3s", got)
+	}
+}
+
+func TestConfigLogger(t *testing.T) {
+	c := NewConfig()
+	l := c.logger()
+	if l == nil || l.Enabled(t.Context(), slog.LevelError) {
+		t.Fatal("nil Logger must give a logger that discards everything")
+	}
+	l.Error("must not panic")
+	custom := slog.New(slog.DiscardHandler)
+	c.Logger = custom
+	if c.logger() != custom {
+		t.Fatal("a set Logger must be used")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(c *Config)
+		field string // the ConfigError field expected; "" means valid
+		msg   string // substring of the message
+	}{
+		{"defaults", func(c *Config) {}, "", ""},
+		{"initial newest", func(c *Config) { c.Offsets.Initial = sarama.OffsetNewest }, "", ""},
+		{"commit interval zero disables", func(c *Config) { c.Offsets.CommitInterval = 0 }, "", ""},
+		{"explicit budget", func(c *Config) { c.Claim.Budget = 61 * time.Second }, "", ""},
+		{"min equals max interval", func(c *Config) { c.Claim.MaxInterval = c.Claim.InitialInterval }, "", ""},
+		{"strategy by id", func(c *Config) { c.Assignment.Strategy = StrategyRangeByID }, "", ""},
+		{"fraction small", func(c *Config) { c.Session.SelfFenceFraction = 0.01 }, "", ""},
+
+		{"nil sarama", func(c *Config) { c.Config = nil }, "Config", "Config (the embedded *sarama.Config) must not be nil"},
+		{"invalid sarama", func(c *Config) { c.ChannelBufferSize = -1 }, "Config", "ChannelBufferSize must be >= 0"},
+		{"nil zookeeper", func(c *Config) { c.Zookeeper = nil }, "Zookeeper", "Zookeeper must not be nil"},
+		{"invalid zookeeper", func(c *Config) { c.Zookeeper.Timeout = 0 }, "Zookeeper", "Config.Timeout must be > 0"},
+		{"initial zero", func(c *Config) { c.Offsets.Initial = 0 }, "Offsets.Initial", "Offsets.Initial must be sarama.OffsetOldest (-2) or sarama.OffsetNewest (-1), got 0"},
+		{"initial positive", func(c *Config) { c.Offsets.Initial = 42 }, "Offsets.Initial", "got 42"},
+		{"processing timeout zero", func(c *Config) { c.Offsets.ProcessingTimeout = 0 }, "Offsets.ProcessingTimeout", "Offsets.ProcessingTimeout must be > 0, got 0s"},
+		{"processing timeout negative", func(c *Config) { c.Offsets.ProcessingTimeout = -time.Second }, "Offsets.ProcessingTimeout", "must be > 0"},
+		{"commit interval negative", func(c *Config) { c.Offsets.CommitInterval = -1 }, "Offsets.CommitInterval", "Offsets.CommitInterval must be >= 0"},
+		{"budget negative", func(c *Config) { c.Claim.Budget = -1 }, "Claim.Budget", "Claim.Budget must be >= 0"},
+		{"budget equal", func(c *Config) { c.Claim.Budget = c.Offsets.ProcessingTimeout }, "Claim.Budget", "Claim.Budget must exceed Offsets.ProcessingTimeout (1m0s), got 1m0s"},
+		{"budget below", func(c *Config) { c.Claim.Budget = time.Second }, "Claim.Budget", "must exceed Offsets.ProcessingTimeout"},
+		{"initial interval zero", func(c *Config) { c.Claim.InitialInterval = 0 }, "Claim.InitialInterval", "Claim.InitialInterval must be > 0"},
+		{"max interval zero", func(c *Config) { c.Claim.MaxInterval = 0 }, "Claim.MaxInterval", "Claim.MaxInterval must be > 0"},
+		{"max below initial", func(c *Config) { c.Claim.MaxInterval = c.Claim.InitialInterval - 1 }, "Claim.MaxInterval", "must be >= Claim.InitialInterval"},
+		{"cooldown zero", func(c *Config) { c.Claim.RetryCooldown = 0 }, "Claim.RetryCooldown", "Claim.RetryCooldown must be > 0"},
+		{"fraction zero", func(c *Config) { c.Session.SelfFenceFraction = 0 }, "Session.SelfFenceFraction", "Session.SelfFenceFraction must be > 0 and < 1, got 0"},
+		{"fraction one", func(c *Config) { c.Session.SelfFenceFraction = 1 }, "Session.SelfFenceFraction", "got 1"},
+		{"fraction NaN", func(c *Config) { c.Session.SelfFenceFraction = math.NaN() }, "Session.SelfFenceFraction", "got NaN"},
+		{"strategy empty", func(c *Config) { c.Assignment.Strategy = "" }, "Assignment.Strategy", `Assignment.Strategy must be "range-by-leader" or "range-by-id", got ""`},
+		{"strategy unknown", func(c *Config) { c.Assignment.Strategy = "roundrobin" }, "Assignment.Strategy", `got "roundrobin"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewConfig()
+			tc.edit(c)
+			before := fmt.Sprintf("%+v", *c)
+			err := c.Validate()
+			if fmt.Sprintf("%+v", *c) != before {
+				t.Fatal("Validate must not change the config")
+			}
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("expected an error")
+			}
+			if !errors.Is(err, ErrInvalidConfig) {
+				t.Errorf("error must match ErrInvalidConfig: %v", err)
+			}
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Field != tc.field {
+				t.Errorf("want a *ConfigError for %q, got %v", tc.field, err)
+			}
+			if !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("message %q lacks %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestConfigValidateNestedErrorsUnwrap(t *testing.T) {
+	c := NewConfig()
+	c.ChannelBufferSize = -1
+	var se sarama.ConfigurationError
+	if err := c.Validate(); !errors.As(err, &se) {
+		t.Fatalf("the sarama error must be reachable with errors.As: %v", err)
+	}
+}
+
+func TestConfigValidateReportsEveryField(t *testing.T) {
+	c := NewConfig()
+	c.Offsets.ProcessingTimeout = 0
+	c.Offsets.Initial = 7
+	c.Claim.Budget = time.Second // not compared with an invalid ProcessingTimeout
+	c.Session.SelfFenceFraction = 2
+	err := c.Validate()
+	var fields []string
+	var walk func(error)
+	walk = func(e error) {
+		if ce, ok := e.(*ConfigError); ok {
+			fields = append(fields, ce.Field)
+			return
+		}
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+		}
+	}
+	walk(err)
+	want := []string{"Offsets.Initial", "Offsets.ProcessingTimeout", "Session.SelfFenceFraction"}
+	if strings.Join(fields, ",") != strings.Join(want, ",") {
+		t.Fatalf("fields %v, want %v (err: %v)", fields, want, err)
+	}
+}
+
+func TestConfigValidateNil(t *testing.T) {
+	var c *Config
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "must not be nil") {
+		t.Fatalf("got %v", err)
+	}
+}

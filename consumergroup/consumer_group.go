@@ -1,0 +1,273 @@
+package consumergroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// ConsumerGroup is one running instance of a consumer group. Create it with
+// JoinConsumerGroup; read Messages() (and Errors()), mark processed messages
+// with CommitUpto, and Close it when done.
+type ConsumerGroup struct {
+	config *Config
+	name   string
+	topics []string
+	log    *slog.Logger
+
+	kazoo    *kazoo.Kazoo
+	group    *kazoo.Consumergroup
+	instance *kazoo.ConsumergroupInstance
+	client   sarama.Client
+	consumer sarama.Consumer
+	claimer  *claim.Claimer
+
+	offsetManager *zookeeperOffsetManager
+
+	messages chan *sarama.ConsumerMessage
+	errors   chan error
+	stopper  chan struct{} // closed by Close
+	done     chan struct{} // closed when the manage loop has stopped every partition
+	gate     *deliveryGate // closed while this instance is fenced off
+
+	singleShutdown sync.Once
+	closed         atomic.Bool
+	droppedErrors  atomic.Int64
+}
+
+// JoinConsumerGroup joins (creating if needed) the consumer group name,
+// consuming topics, coordinated through the ZooKeeper servers zookeeper
+// ("host:port"; a "/chroot" suffix on the last one is honoured). A nil
+// config means NewConfig(). As upstream, config.ClientID is set to name when
+// it still has sarama's default.
+//
+// It returns an error naming the problem for invalid arguments or config,
+// and when ZooKeeper, the brokers or the registration cannot be reached;
+// nothing is left running then.
+func JoinConsumerGroup(name string, topics []string, zookeeper []string, config *Config) (*ConsumerGroup, error) {
+	if err := validateJoinArgs(name, topics, zookeeper); err != nil {
+		return nil, err
+	}
+	if config == nil {
+		config = NewConfig()
+	}
+	if config.Config != nil && config.ClientID == sarama.NewConfig().ClientID {
+		config.ClientID = name
+	}
+	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	servers, chroot := kazoo.ParseConnectionString(kazoo.BuildConnectionString(zookeeper))
+	zkConf := *config.Zookeeper
+	if chroot != "" {
+		zkConf.Chroot = chroot
+	}
+
+	cg := &ConsumerGroup{
+		config:   config,
+		name:     name,
+		topics:   append([]string(nil), topics...),
+		log:      config.logger().With("group", name),
+		messages: make(chan *sarama.ConsumerMessage),
+		errors:   make(chan error, max(config.ChannelBufferSize, 1)),
+		stopper:  make(chan struct{}),
+		done:     make(chan struct{}),
+		gate:     newDeliveryGate(),
+	}
+	if err := cg.connect(servers, &zkConf); err != nil {
+		cg.teardown()
+		return nil, err
+	}
+	cg.log = cg.log.With("instance", cg.instance.ID)
+	cg.log.Info("joined consumer group", "topics", topics)
+
+	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
+	fence := newSessionFence(cg)
+	go fence.run()
+	go cg.manage(fence)
+	return cg, nil
+}
+
+// connect opens the ZooKeeper session and the Kafka client and registers
+// this instance. On error the caller tears down what was opened.
+func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
+	var err error
+	if cg.kazoo, err = kazoo.NewKazoo(servers, zkConf); err != nil {
+		return fmt.Errorf("consumergroup: %w", err)
+	}
+	brokers, err := cg.kazoo.BrokerList()
+	if err != nil {
+		return fmt.Errorf("consumergroup: list brokers: %w", err)
+	}
+	if len(brokers) == 0 {
+		return fmt.Errorf("consumergroup: no Kafka broker is registered in ZooKeeper under %s/brokers/ids", zkConf.Chroot)
+	}
+	cg.group = cg.kazoo.Consumergroup(cg.name)
+	if cg.config.Offsets.ResetOffsets {
+		if err := cg.group.ResetOffsets(); err != nil {
+			return fmt.Errorf("consumergroup: reset offsets: %w", err)
+		}
+	}
+	cg.instance = cg.group.NewInstance()
+
+	cg.config.Consumer.Return.Errors = true
+	if cg.client, err = sarama.NewClient(brokers, cg.config.Config); err != nil {
+		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
+	}
+	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
+		return fmt.Errorf("consumergroup: %w", err)
+	}
+
+	claimConf := claim.NewConfig()
+	claimConf.ProcessingTimeout = cg.config.Offsets.ProcessingTimeout
+	claimConf.ExtraTime = cg.config.claimBudget() - cg.config.Offsets.ProcessingTimeout
+	claimConf.InitialInterval = cg.config.Claim.InitialInterval
+	claimConf.MaxInterval = min(cg.config.Claim.MaxInterval, cg.config.Offsets.ProcessingTimeout)
+	claimConf.InitialInterval = min(claimConf.InitialInterval, claimConf.MaxInterval)
+	claimConf.RetryCooldown = cg.config.Claim.RetryCooldown
+	if cg.claimer, err = claim.New(claim.NewKazooRegistry(cg.group, cg.instance.ID), claimConf); err != nil {
+		return fmt.Errorf("consumergroup: %w", err)
+	}
+
+	if err := cg.group.Create(); err != nil {
+		return fmt.Errorf("consumergroup: create group: %w", err)
+	}
+	if err := cg.instance.Register(cg.topics); err != nil {
+		return fmt.Errorf("consumergroup: register instance: %w", err)
+	}
+	return nil
+}
+
+// teardown closes whatever connect opened.
+func (cg *ConsumerGroup) teardown() {
+	if cg.consumer != nil {
+		_ = cg.consumer.Close()
+	}
+	if cg.client != nil {
+		_ = cg.client.Close()
+	}
+	if cg.kazoo != nil {
+		_ = cg.kazoo.Close()
+	}
+}
+
+// Messages returns the channel of messages to process. It is unbuffered: a
+// message is handed over only when the application takes it, so a rebalance
+// never strands a buffer of messages that the next owner delivers again. It
+// is closed by Close.
+func (cg *ConsumerGroup) Messages() <-chan *sarama.ConsumerMessage {
+	return cg.messages
+}
+
+// Errors returns the channel of errors: *PartitionError (alias of
+// *sarama.ConsumerError) for problems with one partition or topic,
+// *OffsetConflictError for resolved conflicts, *claim.Error inside a
+// *PartitionError for claims that ran out of budget. Sends never block:
+// when the channel (of capacity Config.ChannelBufferSize) is full, the error
+// is logged and dropped. It is closed by Close.
+func (cg *ConsumerGroup) Errors() <-chan error {
+	return cg.errors
+}
+
+// report sends err on Errors() without blocking.
+func (cg *ConsumerGroup) report(err error) {
+	if err == nil || cg.closed.Load() {
+		return
+	}
+	select {
+	case cg.errors <- err:
+	default:
+		cg.droppedErrors.Add(1)
+		cg.log.Warn("Errors() is full; error dropped", "err", err)
+	}
+}
+
+// reportPartition reports err for topic/partition as a *PartitionError.
+func (cg *ConsumerGroup) reportPartition(topic string, partition int32, err error) {
+	cg.log.Warn("partition error", "topic", topic, "partition", partition, "err", err)
+	cg.report(newPartitionError(topic, partition, err))
+}
+
+// Closed reports whether Close has completed.
+func (cg *ConsumerGroup) Closed() bool {
+	return cg.closed.Load()
+}
+
+// Close stops consuming: every owned partition stops fetching, waits up to
+// Offsets.ProcessingTimeout for delivered messages to be marked, commits and
+// releases its claim (all partitions in parallel); then the instance
+// deregisters and Messages() and Errors() are closed. It returns within
+// ProcessingTimeout plus a margin even if nobody reads either channel. A
+// second call returns AlreadyClosing.
+func (cg *ConsumerGroup) Close() error {
+	err := AlreadyClosing
+	cg.singleShutdown.Do(func() {
+		cg.log.Info("closing")
+		close(cg.stopper)
+		<-cg.done
+		var errs []error
+		if e := cg.offsetManager.Close(); e != nil {
+			errs = append(errs, e)
+		}
+		if e := cg.instance.Deregister(); e != nil && !errors.Is(e, kazoo.ErrInstanceNotRegistered) {
+			errs = append(errs, fmt.Errorf("consumergroup: deregister: %w", e))
+		}
+		cg.teardown()
+		cg.closed.Store(true)
+		close(cg.messages)
+		close(cg.errors)
+		err = errors.Join(errs...)
+		cg.log.Info("closed", "err", err)
+	})
+	return err
+}
+
+// Logf logs a formatted message at info level through Config.Logger, as
+// upstream's Logf does through sarama.Logger.
+func (cg *ConsumerGroup) Logf(format string, args ...any) {
+	cg.log.Info(fmt.Sprintf(format, args...))
+}
+
+// InstanceRegistered reports whether this instance's registration exists in
+// ZooKeeper.
+func (cg *ConsumerGroup) InstanceRegistered() (bool, error) {
+	return cg.instance.Registered()
+}
+
+// CommitUpto marks message, and every earlier message of its partition, as
+// processed. The offset is committed at the next commit (every
+// Offsets.CommitInterval, FlushOffsets, or when the partition is released).
+// Marks of partitions this instance no longer owns, and marks below an
+// earlier mark, are ignored. It returns nil, as upstream does.
+func (cg *ConsumerGroup) CommitUpto(message *sarama.ConsumerMessage) error {
+	if message != nil {
+		cg.offsetManager.MarkAsProcessed(message.Topic, message.Partition, message.Offset)
+	}
+	return nil
+}
+
+// FlushOffsets commits the marked offsets of every owned partition now.
+func (cg *ConsumerGroup) FlushOffsets() error {
+	return cg.offsetManager.Flush()
+}
+
+// stopping returns a context that is cancelled when Close is called.
+func (cg *ConsumerGroup) stopping() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-cg.stopper:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}

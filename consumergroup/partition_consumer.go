@@ -1,0 +1,268 @@
+package consumergroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/claim"
+)
+
+// topicPartition names one partition of one topic.
+type topicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// partitionWorker owns one assigned partition for as long as it stays
+// assigned here: it claims it, consumes it, and on stop drains, commits and
+// releases it. One goroutine (run) owns its state; the manage loop stops it
+// through cancel, the offset manager talks to it through seekC and lostC.
+type partitionWorker struct {
+	cg     *ConsumerGroup
+	tp     topicPartition
+	prev   *partitionWorker // a predecessor for the same partition still stopping
+	ctx    context.Context
+	cancel context.CancelFunc
+	exited chan<- *partitionWorker // told when the worker ends on its own
+
+	// abandon: stop without committing or releasing (the session expired,
+	// or the claim was lost).
+	abandon atomic.Bool
+
+	seekC    chan int64    // the offset manager adopted a stored offset: resume there
+	lostC    chan struct{} // the offset manager saw the epoch move: stop now
+	lostOnce sync.Once
+	done     chan struct{} // closed when run returns
+}
+
+func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &partitionWorker{
+		cg: cg, tp: tp, prev: prev, ctx: ctx, cancel: cancel, exited: exited,
+		seekC: make(chan int64, 1),
+		lostC: make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// stop asks the worker to stop; abandon skips the final commit and release.
+// It does not wait: see done.
+func (w *partitionWorker) stop(abandon bool) {
+	if abandon {
+		w.abandon.Store(true)
+	}
+	w.cancel()
+}
+
+// seek tells the worker to resume at offset (negative: Offsets.Initial).
+func (w *partitionWorker) seek(offset int64) {
+	select {
+	case <-w.seekC: // a newer target replaces an unread one
+	default:
+	}
+	w.seekC <- offset
+}
+
+// lost tells the worker its claim is gone.
+func (w *partitionWorker) lost() {
+	w.lostOnce.Do(func() { close(w.lostC) })
+}
+
+func (w *partitionWorker) run() {
+	defer close(w.done)
+	defer w.cancel()
+	log := w.cg.log.With("topic", w.tp.Topic, "partition", w.tp.Partition)
+
+	if w.prev != nil {
+		select {
+		case <-w.prev.done:
+		case <-w.ctx.Done():
+			return
+		}
+	}
+
+	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, e)
+	})
+	if err != nil {
+		if w.ctx.Err() == nil { // a permanent claim error: the manager decides what next
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+			w.exitOnItsOwn()
+		}
+		return
+	}
+	log.Info("claimed", "epoch", pc.Epoch)
+
+	defer func() {
+		if w.abandon.Load() {
+			log.Info("dropped without commit or release")
+			return
+		}
+		if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+			return
+		}
+		log.Info("released")
+	}()
+
+	next, version, err := w.readOffset()
+	if err != nil {
+		return // ctx ended
+	}
+	owned := w.cg.offsetManager.adopt(w.tp, pc, next, version, w)
+	w.consume(owned, next)
+
+	if w.abandon.Load() {
+		w.cg.offsetManager.drop(w.tp, owned)
+		return
+	}
+	if err := w.cg.offsetManager.finalize(owned, w.cg.config.Offsets.ProcessingTimeout); err != nil {
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+	}
+	if owned.lost.Load() {
+		w.abandon.Store(true) // the epoch moved during the final commit: do not release
+	}
+}
+
+func (w *partitionWorker) exitOnItsOwn() {
+	select {
+	case w.exited <- w:
+	case <-w.ctx.Done():
+	}
+}
+
+// readOffset reads the committed offset, retrying (and reporting) errors
+// every Claim.RetryCooldown: a corrupt offset node is reported and the
+// partition is held, never consumed from a guessed position.
+func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
+	for {
+		next, version, err = w.cg.group.FetchOffsetVersion(w.tp.Topic, w.tp.Partition)
+		if err == nil {
+			return next, version, nil
+		}
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
+		t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
+		select {
+		case <-w.ctx.Done():
+			t.Stop()
+			return 0, 0, w.ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// consume fetches from next (negative: Offsets.Initial) and delivers until
+// the worker is stopped or its claim is lost, following seeks.
+func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
+	start := next
+	for {
+		spc, err := w.open(owned, start)
+		if err != nil {
+			if w.ctx.Err() != nil {
+				return
+			}
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
+			t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
+			select {
+			case <-w.ctx.Done():
+				t.Stop()
+				return
+			case <-w.lostC:
+				t.Stop()
+				w.abandon.Store(true)
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		resume, stop := w.pump(owned, spc)
+		spc.AsyncClose()
+		for range spc.Messages() {
+		}
+		for range spc.Errors() {
+		}
+		if stop {
+			return
+		}
+		start = resume
+	}
+}
+
+// open starts the sarama partition consumer at start. A stored offset out of
+// the log's range is reported and replaced by Offsets.Initial, as upstream
+// does; the reset is recorded so later marks commit from the new position.
+func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
+	if start < 0 {
+		start = w.cg.config.Offsets.Initial
+	}
+	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
+	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
+		initial := w.cg.config.Offsets.Initial
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+			fmt.Errorf("offset %d is out of range; restarting at %s (Offsets.Initial): %w", start, offsetName(initial), err))
+		owned.restart(-1)
+		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, initial)
+	}
+	return spc, err
+}
+
+func offsetName(o int64) string {
+	switch o {
+	case sarama.OffsetOldest:
+		return "the oldest offset"
+	case sarama.OffsetNewest:
+		return "the newest offset"
+	}
+	return fmt.Sprint(o)
+}
+
+// pump moves messages from spc to Messages() until something ends it. It
+// returns where to resume and whether to stop instead.
+func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer) (resume int64, stop bool) {
+	sessionID := owned.claim.SessionID
+	last := int64(-1)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return 0, true
+		case <-w.lostC:
+			w.abandon.Store(true)
+			return 0, true
+		case to := <-w.seekC:
+			owned.restart(to)
+			return to, false
+		case err, ok := <-spc.Errors():
+			if ok && err != nil {
+				w.cg.report(err)
+			}
+		case m, ok := <-spc.Messages():
+			if !ok { // sarama gave up on the partition (e.g. out of range): reopen
+				if last >= 0 {
+					return last + 1, false
+				}
+				next, _ := owned.tracker.Pending()
+				return next, false
+			}
+			if w.cg.kazoo.SessionID() != sessionID {
+				// The session that holds our claim is gone: someone else may
+				// own the partition by now.
+				w.abandon.Store(true)
+				return 0, true
+			}
+			owned.offer(m.Offset)
+			if !w.cg.gate.send(w.ctx, w.cg.messages, m) {
+				continue // stopped while waiting; the next round returns
+			}
+			owned.delivered(m.Offset)
+			last = m.Offset
+		}
+	}
+}

@@ -1,0 +1,264 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// resyncInterval bounds how long a missed watch can leave the assignment
+// stale: the manage loop recomputes it at least this often.
+const resyncInterval = 30 * time.Second
+
+// watchSet turns one-shot ZooKeeper watches into a single wake-up channel.
+// A key is re-armed only after its watch fired, so rebalances do not pile up
+// watches on the same znode.
+type watchSet struct {
+	mu    sync.Mutex
+	armed map[string]bool
+	wake  chan struct{}
+}
+
+func newWatchSet() *watchSet {
+	return &watchSet{armed: make(map[string]bool), wake: make(chan struct{}, 1)}
+}
+
+func (ws *watchSet) isArmed(key string) bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.armed[key]
+}
+
+// arm waits for ch in the background and then wakes the loop. The goroutine
+// ends when the watch fires, or when the ZooKeeper connection closes (which
+// closes every watch channel).
+func (ws *watchSet) arm(key string, ch <-chan kazoo.Event) {
+	ws.mu.Lock()
+	ws.armed[key] = true
+	ws.mu.Unlock()
+	go func() {
+		<-ch
+		ws.mu.Lock()
+		delete(ws.armed, key)
+		ws.mu.Unlock()
+		ws.poke()
+	}()
+}
+
+func (ws *watchSet) poke() {
+	select {
+	case ws.wake <- struct{}{}:
+	default:
+	}
+}
+
+// view is what the assignment is computed from.
+type view struct {
+	instances  []string
+	partitions map[string][]PartitionInfo // by topic; missing topics absent
+}
+
+// manage is the group's one coordination loop (DESIGN rule 7): it watches
+// the registered instances and each topic's partitions, computes this
+// instance's assignment, and starts or stops only the partitions that move.
+// It also reacts to the session fence's expiry signal (rule 6).
+func (cg *ConsumerGroup) manage(fence *sessionFence) {
+	defer close(cg.done)
+	ws := newWatchSet()
+	workers := make(map[topicPartition]*partitionWorker)
+	stopping := make(map[topicPartition]*partitionWorker) // stopped, maybe not done
+	exited := make(chan *partitionWorker)
+	missing := make(map[string]bool) // topics reported missing
+	resync := time.NewTicker(resyncInterval)
+	defer resync.Stop()
+
+	stopAll := func(abandon bool) {
+		for tp, w := range workers {
+			w.stop(abandon)
+			stopping[tp] = w
+			delete(workers, tp)
+		}
+		for tp, w := range stopping {
+			<-w.done
+			delete(stopping, tp)
+		}
+	}
+	defer func() { stopAll(false) }()
+
+	failures := 0
+	for {
+		v, err := cg.readView(ws, missing)
+		if err != nil {
+			failures++
+			cg.log.Warn("reading the group's state failed; retrying", "err", err, "failures", failures)
+			if failures == 1 || failures%10 == 0 {
+				cg.report(newPartitionError("", -1, err))
+			}
+		} else {
+			failures = 0
+			cg.reconcile(v, workers, stopping, exited)
+		}
+
+		var retry <-chan time.Time
+		if err != nil {
+			retry = time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
+		}
+		select {
+		case <-cg.stopper:
+			return
+		case <-ws.wake:
+		case <-retry:
+		case <-resync.C:
+		case <-fence.expired:
+			// Every claim died with the session: stop all partitions without
+			// committing or releasing, then register again.
+			stopAll(true)
+			if err := cg.reregister(); err != nil {
+				cg.report(newPartitionError("", -1, fmt.Errorf("register again after session expiry: %w", err)))
+			}
+			ws = newWatchSet() // the old watches died with the session
+		case w := <-exited:
+			if workers[w.tp] == w {
+				delete(workers, w.tp)
+			}
+		}
+	}
+}
+
+// reregister registers the instance again after a session expiry.
+func (cg *ConsumerGroup) reregister() error {
+	err := cg.instance.Register(cg.topics)
+	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
+		return nil
+	}
+	return err
+}
+
+// readView reads the instances and partitions, arming watches that are not
+// armed yet.
+func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, error) {
+	var v view
+	var err error
+	var instances kazoo.ConsumergroupInstanceList
+	if ws.isArmed("ids") {
+		instances, err = cg.group.Instances()
+	} else {
+		var ch <-chan kazoo.Event
+		instances, ch, err = cg.group.WatchInstances()
+		if err == nil {
+			ws.arm("ids", ch)
+		}
+	}
+	if err != nil {
+		return v, fmt.Errorf("list instances: %w", err)
+	}
+	for _, i := range instances {
+		v.instances = append(v.instances, i.ID)
+	}
+
+	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
+	for _, topic := range cg.topics {
+		t := cg.kazoo.Topic(topic)
+		var parts kazoo.PartitionList
+		key := "topic/" + topic
+		if ws.isArmed(key) {
+			parts, err = t.Partitions()
+		} else {
+			var ch <-chan kazoo.Event
+			parts, ch, err = t.WatchPartitions()
+			if err == nil {
+				ws.arm(key, ch)
+			}
+		}
+		if errors.Is(err, kazoo.ErrNoNode) {
+			// The topic does not exist (yet): report once, and watch the
+			// topic list so it is picked up when it appears.
+			if !missing[topic] {
+				missing[topic] = true
+				cg.reportPartition(topic, -1, fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, err))
+			}
+			if !ws.isArmed("topics") {
+				if _, ch, werr := cg.kazoo.WatchTopics(); werr == nil {
+					ws.arm("topics", ch)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return v, fmt.Errorf("list partitions of %s: %w", topic, err)
+		}
+		delete(missing, topic)
+		infos := make([]PartitionInfo, 0, len(parts))
+		for _, p := range parts {
+			info := PartitionInfo{ID: p.ID, Leader: -1}
+			if cg.config.Assignment.Strategy == StrategyRangeByLeader {
+				leader, err := p.Leader()
+				if err != nil && !errors.Is(err, kazoo.ErrNoNode) {
+					return v, fmt.Errorf("leader of %s/%d: %w", topic, p.ID, err)
+				}
+				if err == nil {
+					info.Leader = leader
+				}
+			}
+			infos = append(infos, info)
+		}
+		v.partitions[topic] = infos
+	}
+	return v, nil
+}
+
+// reconcile stops the workers of partitions no longer assigned here and
+// starts workers for newly assigned ones; partitions kept keep flowing.
+func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker, exited chan<- *partitionWorker) {
+	want := make(map[topicPartition]bool)
+	for topic, parts := range v.partitions {
+		assigned, err := Assign(cg.config.Assignment.Strategy, v.instances, parts)
+		if err != nil { // unreachable: the strategy was validated
+			cg.report(err)
+			continue
+		}
+		for _, p := range assigned[cg.instance.ID] {
+			want[topicPartition{topic, p.ID}] = true
+		}
+	}
+	var lost, gained []topicPartition
+	for tp, w := range workers {
+		if !want[tp] {
+			w.stop(false)
+			stopping[tp] = w
+			delete(workers, tp)
+			lost = append(lost, tp)
+		}
+	}
+	for tp, w := range stopping {
+		select {
+		case <-w.done:
+			delete(stopping, tp)
+		default:
+		}
+	}
+	for tp := range want {
+		if workers[tp] == nil {
+			workers[tp] = cg.startWorker(tp, stopping[tp], exited)
+			delete(stopping, tp) // the new worker waits for it
+			gained = append(gained, tp)
+		}
+	}
+	if len(lost)+len(gained) > 0 {
+		cg.log.Info("rebalanced", "instances", len(v.instances), "owned", len(workers),
+			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
+	}
+}
+
+func sortedTPs(tps []topicPartition) []string {
+	out := make([]string, len(tps))
+	for i, tp := range tps {
+		out[i] = fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,164 @@
+package consumergroup
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// deliveryGate lets partition consumers hand messages to the application
+// only while the instance is not fenced off from ZooKeeper. One mutex, owned
+// here, guards it; waiters are woken through channels.
+type deliveryGate struct {
+	mu      sync.Mutex
+	paused  bool
+	pauseC  chan struct{} // closed while paused
+	resumeC chan struct{} // closed while open
+}
+
+func newDeliveryGate() *deliveryGate {
+	g := &deliveryGate{pauseC: make(chan struct{}), resumeC: make(chan struct{})}
+	close(g.resumeC)
+	return g
+}
+
+// state returns whether the gate is paused, a channel closed once it is
+// paused, and one closed once it is open.
+func (g *deliveryGate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.paused, g.pauseC, g.resumeC
+}
+
+func (g *deliveryGate) set(paused bool) (changed bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.paused == paused {
+		return false
+	}
+	g.paused = paused
+	if paused {
+		close(g.pauseC)
+		g.resumeC = make(chan struct{})
+	} else {
+		close(g.resumeC)
+		g.pauseC = make(chan struct{})
+	}
+	return true
+}
+
+// sessionFence enforces DESIGN rule 6. ZooKeeper expires a session once the
+// server has not heard from the client for the session timeout, but the
+// client learns of trouble late (go-zookeeper notices a silent connection
+// only after 2/3 of the timeout) and of the expiry only when it reconnects.
+// So the fence measures what it can trust: the time since the last request
+// that ZooKeeper answered. It probes every timeout/10 and pauses delivery
+// once that age exceeds Session.SelfFenceFraction of the timeout, well
+// before anyone else can claim our partitions. When the session is replaced
+// after an expiry it tells the manage loop, which drops every partition
+// without committing and registers again.
+type sessionFence struct {
+	cg       *ConsumerGroup
+	after    time.Duration // pause when the last answer is older than this
+	interval time.Duration // probe period
+	expired  chan struct{} // one token per session replacement, read by manage
+	now      func() time.Time
+}
+
+func newSessionFence(cg *ConsumerGroup) *sessionFence {
+	timeout := cg.config.Zookeeper.Timeout
+	return &sessionFence{
+		cg:       cg,
+		after:    cg.config.selfFenceAfter(),
+		interval: max(timeout/10, 10*time.Millisecond),
+		expired:  make(chan struct{}, 1),
+		now:      time.Now,
+	}
+}
+
+// run probes until Close. One probe is in flight at a time.
+func (f *sessionFence) run() {
+	ctx, cancel := f.cg.stopping()
+	defer cancel()
+	sess, changed := f.cg.kazoo.Session()
+	generation := sess.Generation
+	lastOK := f.now()
+	probeDone := make(chan time.Time, 1)
+	inFlight := false
+	tick := time.NewTicker(f.interval)
+	defer tick.Stop()
+	for {
+		if !inFlight {
+			inFlight = true
+			go func() {
+				started := f.now()
+				if _, err := f.cg.group.Exists(); err == nil {
+					probeDone <- started
+				} else {
+					probeDone <- time.Time{}
+				}
+			}()
+		}
+		select {
+		case <-ctx.Done():
+			if inFlight {
+				// The probe returns once the connection is closed by Close.
+				go func() { <-probeDone }()
+			}
+			return
+		case started := <-probeDone:
+			inFlight = false
+			if !started.IsZero() && started.After(lastOK) {
+				lastOK = started
+			}
+		case <-changed:
+			sess, changed = f.cg.kazoo.Session()
+			if sess.Generation != generation && sess.Status == kazoo.SessionConnected {
+				generation = sess.Generation
+				f.cg.log.Warn("ZooKeeper session expired and was replaced; dropping every partition", "session", sess.ID)
+				select {
+				case f.expired <- struct{}{}:
+				default:
+				}
+			}
+			continue
+		case <-tick.C:
+		}
+		age := f.now().Sub(lastOK)
+		fenced := age > f.after
+		if f.cg.gate.set(fenced) {
+			if fenced {
+				f.cg.log.Warn("no answer from ZooKeeper; fenced: delivery paused", "since", age)
+			} else {
+				f.cg.log.Info("ZooKeeper answers again; delivery resumed")
+			}
+		}
+	}
+}
+
+// send hands m to the application unless ctx ends first, waiting while the
+// gate is paused. It reports whether m was delivered.
+func (g *deliveryGate) send(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) bool {
+	for {
+		paused, pauseC, resumeC := g.state()
+		if paused {
+			select {
+			case <-resumeC:
+				continue
+			case <-ctx.Done():
+				return false
+			}
+		}
+		select {
+		case out <- m:
+			return true
+		case <-pauseC:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+func saramaConfig() *sarama.Config {
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	return cfg
+}
+
+// newTopic creates a topic with a unique name and the given partition count,
+// waits until every partition has a leader, and deletes it after the test.
+func newTopic(t testing.TB, partitions int32) string {
+	t.Helper()
+	name := testenv.UniqueName("it")
+	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatalf("cluster admin: %v", err)
+	}
+	defer admin.Close()
+	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
+		t.Fatalf("create topic %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if a, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig()); err == nil {
+			_ = a.DeleteTopic(name)
+			_ = a.Close()
+		}
+	})
+	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := client.RefreshMetadata(name)
+		var ps []int32
+		if err == nil {
+			ps, err = client.Partitions(name)
+		}
+		if err == nil && int32(len(ps)) == partitions {
+			ok := true
+			for _, p := range ps {
+				if _, lerr := client.Leader(name, p); lerr != nil {
+					ok = false
+				}
+			}
+			if ok {
+				return name
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %s: partitions have no leader after 30s (last error %v)", name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// produce sends n messages round-robin over the topic's partitions and
+// returns how many went to each partition.
+func produce(t testing.TB, topic string, n int) map[int32]int64 {
+	t.Helper()
+	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	defer p.Close()
+	counts := make(map[int32]int64)
+	const batch = 500
+	for sent := 0; sent < n; sent += batch {
+		var msgs []*sarama.ProducerMessage
+		for i := sent; i < min(sent+batch, n); i++ {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
+		}
+		if err := p.SendMessages(msgs); err != nil {
+			t.Fatalf("produce to %s: %v", topic, err)
+		}
+		for _, m := range msgs {
+			counts[m.Partition]++
+		}
+	}
+	return counts
+}
+
+// testConfig is the group config the integration tests use: short timeouts
+// so rebalances and closes are quick, frequent commits.
+func testConfig() *consumergroup.Config {
+	cfg := consumergroup.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	cfg.Offsets.Initial = sarama.OffsetOldest
+	cfg.Offsets.ProcessingTimeout = 5 * time.Second
+	cfg.Offsets.CommitInterval = 100 * time.Millisecond
+	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	if os.Getenv("ZKGROUP_DEBUG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return cfg
+}
+
+func join(t testing.TB, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {
+	t.Helper()
+	if cfg == nil {
+		cfg = testConfig()
+	}
+	cg, err := consumergroup.JoinConsumerGroup(group, topics, []string{testenv.ZKAddr()}, cfg)
+	if err != nil {
+		t.Fatalf("join %s: %v", group, err)
+	}
+	return cg
+}
+
+// delivery is one message handed to one consumer.
+type delivery struct {
+	consumer  int
+	topic     string
+	partition int32
+	offset    int64
+	at        time.Time
+}
+
+// ledger records every delivery of every consumer of a test.
+type ledger struct {
+	mu   sync.Mutex
+	all  []delivery
+	seen map[string]int // "topic/partition/offset" -> times delivered
+}
+
+func newLedger() *ledger { return &ledger{seen: make(map[string]int)} }
+
+func (l *ledger) add(d delivery) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all = append(l.all, d)
+	l.seen[fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)]++
+}
+
+func (l *ledger) distinct() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.seen)
+}
+
+func (l *ledger) duplicates() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.seen {
+		n += c - 1
+	}
+	return n
+}
+
+// missing counts the produced messages never delivered.
+func (l *ledger) missing(topic string, counts map[int32]int64) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for p, c := range counts {
+		for o := int64(0); o < c; o++ {
+			if l.seen[fmt.Sprintf("%s/%d/%d", topic, p, o)] == 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// consume reads cg's messages into l, marking each, until cg's Messages()
+// closes; it records errors through t.Logf. It returns when done.
+func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (done <-chan struct{}) {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		errs := cg.Errors()
+		msgs := cg.Messages()
+		for msgs != nil || errs != nil {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					msgs = nil
+					continue
+				}
+				l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+				_ = cg.CommitUpto(m)
+			case err, ok := <-errs:
+				if !ok {
+					errs = nil
+					continue
+				}
+				t.Logf("consumer %d: error: %v", id, err)
+			}
+		}
+	}()
+	return ch
+}
+
+// waitFor polls cond every 20 ms until it holds or timeout passes.
+func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func closeGroup(t testing.TB, cg *consumergroup.ConsumerGroup) {
+	t.Helper()
+	if err := cg.Close(); err != nil && !errors.Is(err, consumergroup.AlreadyClosing) {
+		t.Errorf("close: %v", err)
+	}
+}

@@ -1,0 +1,282 @@
+package kazoo
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ConsumergroupInstance is one member of a consumer group. Get it from
+// Consumergroup.NewInstance or Consumergroup.Instance. Its registration and
+// claims belong to the ZooKeeper session of the Kazoo it came from: an
+// owner node counts as this instance's only if it holds ID and its
+// Stat.EphemeralOwner is that session. Every method checks ID with
+// ValidateInstanceID first.
+type ConsumergroupInstance struct {
+	cg *Consumergroup
+	ID string
+}
+
+func (cgi *ConsumergroupInstance) check() error {
+	if cgi == nil || cgi.cg == nil {
+		return errors.New("kazoo: ConsumergroupInstance handle was not obtained from a Consumergroup (use Consumergroup.Instance)")
+	}
+	if err := cgi.cg.check(); err != nil {
+		return err
+	}
+	return ValidateInstanceID(cgi.ID)
+}
+
+func (cgi *ConsumergroupInstance) kz() *Kazoo { return cgi.cg.kz }
+
+func (cgi *ConsumergroupInstance) regPath() string {
+	return cgi.cg.kz.instancePath(cgi.cg.Name, cgi.ID)
+}
+
+// Registered reports whether an instance with this id is registered (by any
+// session).
+func (cgi *ConsumergroupInstance) Registered() (bool, error) {
+	if err := cgi.check(); err != nil {
+		return false, err
+	}
+	return cgi.kz().exists(cgi.regPath())
+}
+
+// Registration returns the instance's registration. If it is not
+// registered the error wraps ErrNoNode; a registration that is not valid
+// JSON gives an error naming the path and wrapping ErrMalformed.
+func (cgi *ConsumergroupInstance) Registration() (*Registration, error) {
+	if err := cgi.check(); err != nil {
+		return nil, err
+	}
+	node := cgi.regPath()
+	data, _, err := cgi.kz().get(node)
+	if err != nil {
+		return nil, err
+	}
+	return parseRegistration(node, data)
+}
+
+// WatchRegistration is Registration plus a watch on the registration node:
+// the channel receives one Event when it changes or is deleted (or
+// EventNotWatching when the watch is lost) and is then closed.
+func (cgi *ConsumergroupInstance) WatchRegistration() (*Registration, <-chan Event, error) {
+	if err := cgi.check(); err != nil {
+		return nil, nil, err
+	}
+	node := cgi.regPath()
+	data, _, w, err := cgi.kz().conn.GetW(node)
+	if err != nil {
+		return nil, nil, znodeErr("get", node, err)
+	}
+	ch := watchChan(w)
+	reg, err := parseRegistration(node, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return reg, ch, nil
+}
+
+// RegisterWithSubscription registers the instance: it creates the
+// ephemeral node /consumers/<group>/ids/<id> (and its parents) holding
+// subscriptionJSON. If the node exists the error wraps
+// ErrInstanceAlreadyRegistered and says which session holds it.
+func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []byte) error {
+	if err := cgi.check(); err != nil {
+		return err
+	}
+	node := cgi.regPath()
+	err := cgi.kz().create(node, subscriptionJSON, true)
+	if errors.Is(err, ErrNodeExists) {
+		detail := ""
+		if ok, stat, e := cgi.kz().conn.Exists(node); e == nil && ok {
+			detail = fmt.Sprintf(" (by session %#x; this client's is %#x)", stat.EphemeralOwner, cgi.kz().SessionID())
+		}
+		return fmt.Errorf("%w: %s%s", ErrInstanceAlreadyRegistered, node, detail)
+	}
+	return err
+}
+
+// Register registers the instance with a static subscription to topics
+// (one stream each), in the registration format of Kafka's high-level
+// consumer. See RegisterWithSubscription.
+func (cgi *ConsumergroupInstance) Register(topics []string) error {
+	data, err := staticRegistration(topics)
+	if err != nil {
+		return err
+	}
+	return cgi.RegisterWithSubscription(data)
+}
+
+// UpdateRegistration replaces the subscription of the registered instance
+// with a static subscription to topics. The error wraps
+// ErrInstanceNotRegistered if the instance is not registered by this
+// client's session.
+func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
+	if err := cgi.check(); err != nil {
+		return err
+	}
+	data, err := staticRegistration(topics)
+	if err != nil {
+		return err
+	}
+	node := cgi.regPath()
+	conn := cgi.kz().conn
+	for range 3 {
+		ok, stat, err := conn.Exists(node)
+		if err != nil {
+			return znodeErr("exists", node, err)
+		}
+		if err := cgi.ownRegistration(node, ok, stat); err != nil {
+			return err
+		}
+		_, err = conn.Set(node, data, stat.Version)
+		if errors.Is(err, zk.ErrBadVersion) {
+			continue // changed meanwhile: look again
+		} else if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
+		}
+		return znodeErr("set", node, err)
+	}
+	return znodeErr("set", node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
+}
+
+// Deregister deletes the instance's registration, with its exact version
+// and only if this client's session created it. Otherwise the error wraps
+// ErrInstanceNotRegistered.
+func (cgi *ConsumergroupInstance) Deregister() error {
+	if err := cgi.check(); err != nil {
+		return err
+	}
+	node := cgi.regPath()
+	conn := cgi.kz().conn
+	for range 3 {
+		ok, stat, err := conn.Exists(node)
+		if err != nil {
+			return znodeErr("exists", node, err)
+		}
+		if err := cgi.ownRegistration(node, ok, stat); err != nil {
+			return err
+		}
+		err = conn.Delete(node, stat.Version)
+		if errors.Is(err, zk.ErrBadVersion) {
+			continue
+		} else if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
+		}
+		return znodeErr("delete", node, err)
+	}
+	return znodeErr("delete", node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
+}
+
+// ownRegistration reports an error unless the registration node exists and
+// belongs to this client's session.
+func (cgi *ConsumergroupInstance) ownRegistration(node string, ok bool, stat *zk.Stat) error {
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
+	}
+	if sid := cgi.kz().SessionID(); stat.EphemeralOwner != sid {
+		return fmt.Errorf("%w: %s is registered by session %#x, not this client's (%#x)",
+			ErrInstanceNotRegistered, node, stat.EphemeralOwner, sid)
+	}
+	return nil
+}
+
+// ClaimPartition claims the partition for this instance; see Claim, which it
+// calls, discarding the claim. Claiming a partition this instance already
+// owns succeeds. If another instance owns it the error wraps
+// ErrPartitionClaimedByOther.
+//
+// Unlike kazoo-go it tolerates the owner vanishing while it looks, and
+// decides ownership by the owner node's session, not by its data.
+func (cgi *ConsumergroupInstance) ClaimPartition(topic string, partition int32) error {
+	_, err := cgi.Claim(topic, partition)
+	return err
+}
+
+// ReleasePartition deletes the partition's owner node if this instance owns
+// it under this client's session; otherwise the error wraps
+// ErrPartitionNotClaimed. The delete uses the node's exact version and is
+// fenced by the partition's epoch, so a late release cannot delete the node
+// of an owner that claimed meanwhile. Prefer Release with the claim.
+func (cgi *ConsumergroupInstance) ReleasePartition(topic string, partition int32) error {
+	if err := cgi.check(); err != nil {
+		return err
+	}
+	if err := checkTopicPartition(topic, partition); err != nil {
+		return err
+	}
+	kz := cgi.kz()
+	owner := kz.ownerPath(cgi.cg.Name, topic, partition)
+	epoch := kz.epochPath(cgi.cg.Name, topic, partition)
+	for range claimAttempts {
+		// The epoch first: any claim after this read moves it.
+		hasEpoch, estat, err := kz.conn.Exists(epoch)
+		if err != nil {
+			return znodeErr("exists", epoch, err)
+		}
+		data, stat, err := kz.conn.Get(owner)
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s/%d has no owner", ErrPartitionNotClaimed, topic, partition)
+		} else if err != nil {
+			return znodeErr("get", owner, err)
+		}
+		if sid := kz.SessionID(); string(data) != cgi.ID || stat.EphemeralOwner != sid {
+			return fmt.Errorf("%w: %s/%d is owned by %q (session %#x), not %q (session %#x)",
+				ErrPartitionNotClaimed, topic, partition, data, stat.EphemeralOwner, cgi.ID, sid)
+		}
+		if err := cgi.cg.hook(stepReleaseRead); err != nil {
+			return znodeErr("delete", owner, err)
+		}
+		ops := []any{&zk.DeleteRequest{Path: owner, Version: stat.Version}}
+		if hasEpoch {
+			ops = append([]any{&zk.CheckVersionRequest{Path: epoch, Version: estat.Version}}, ops...)
+		} // else: claimed by a client that keeps no epochs; nothing to fence with
+		resp, err := kz.conn.Multi(ops...)
+		if err == nil {
+			return nil
+		}
+		if failedOp(resp) < 0 || !(errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)) {
+			return znodeErr("delete", owner, err)
+		}
+		// The epoch moved or the node changed: look again.
+	}
+	return znodeErr("delete", owner, fmt.Errorf("%w: owner kept changing", ErrClaimContended))
+}
+
+func staticRegistration(topics []string) ([]byte, error) {
+	subscription := make(map[string]int, len(topics))
+	for _, topic := range topics {
+		subscription[topic] = 1
+	}
+	return json.Marshal(&Registration{
+		Pattern:      RegPatternStatic,
+		Subscription: subscription,
+		Timestamp:    strconv.FormatInt(time.Now().Unix(), 10),
+		Version:      RegDefaultVersion,
+	})
+}
+
+// generateInstanceID returns "<hostname>:<uuid>" or, with realIP,
+// "<hostname>@<realIP>:<uuid>", as kazoo-go does.
+func generateInstanceID(realIP string) string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])  // never fails (crypto/rand)
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	uuid := fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:])
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	if realIP != "" {
+		return host + "@" + realIP + ":" + uuid
+	}
+	return host + ":" + uuid
+}
