@@ -70,8 +70,8 @@ type ownedOffsets struct {
 	// current position (-1: none yet); a mark above it cannot be genuine (it
 	// comes from before a seek) and is ignored. Not enforced without a worker.
 	maxOffered atomic.Int64
-	seeking      atomic.Bool // a restart is pending: ignore marks, do not commit
-	lost         atomic.Bool // the epoch moved: never commit again
+	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	lost       atomic.Bool // the epoch moved: never commit again
 }
 
 // offer records that offset is about to be handed to the application: from
