@@ -29,6 +29,7 @@ type ConsumerGroup struct {
 	client   sarama.Client
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
+	fetcher  *firstFetcher
 
 	offsetManager *zookeeperOffsetManager
 
@@ -89,6 +90,7 @@ func JoinConsumerGroup(name string, topics []string, zookeeper []string, config 
 	cg.log = cg.log.With("instance", cg.instance.ID)
 	cg.log.Info("joined consumer group", "topics", topics)
 
+	cg.fetcher = newFirstFetcher(cg)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
 	go fence.run()

@@ -164,6 +164,10 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 	start := next
 	for {
+		prefix := w.fastStart(start)
+		if len(prefix) > 0 {
+			start = prefix[len(prefix)-1].Offset + 1
+		}
 		spc, err := w.open(owned, start)
 		if err != nil {
 			if w.ctx.Err() != nil {
@@ -183,7 +187,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 			}
 			continue
 		}
-		resume, stop := w.pump(owned, spc)
+		resume, stop := w.pump(owned, spc, prefix)
 		spc.AsyncClose()
 		for range spc.Messages() {
 		}
@@ -224,11 +228,44 @@ func offsetName(o int64) string {
 	return fmt.Sprint(o)
 }
 
-// pump moves messages from spc to Messages() until something ends it. It
-// returns where to resume and whether to stop instead.
-func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer) (resume int64, stop bool) {
-	sessionID := owned.claim.SessionID
+// fastStart returns the first batch at start through a direct fetch (see
+// firstFetch), or nothing when that does not apply or fails: the partition
+// consumer then starts at start as usual.
+func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
+	t0 := time.Now()
+	msgs, err := w.cg.fetcher.fetch(w.ctx, w.tp.Topic, w.tp.Partition, start)
+	w.cg.log.Debug("direct first fetch", "topic", w.tp.Topic, "partition", w.tp.Partition, "offset", start,
+		"messages", len(msgs), "took", time.Since(t0), "err", err)
+	if err != nil {
+		w.cg.log.Debug("direct first fetch failed; using the partition consumer", "topic", w.tp.Topic,
+			"partition", w.tp.Partition, "offset", start, "err", err)
+		return nil
+	}
+	return msgs
+}
+
+// pump hands prefix, then messages from spc, to Messages() until something
+// ends it. It returns where to resume and whether to stop instead.
+func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage) (resume int64, stop bool) {
 	last := int64(-1)
+	for _, m := range prefix {
+		select {
+		case <-w.ctx.Done():
+			return 0, true
+		case <-w.lostC:
+			w.abandon.Store(true)
+			return 0, true
+		case to := <-w.seekC:
+			owned.restart(to)
+			return to, false
+		default:
+		}
+		if delivered, stop := w.deliver(owned, m); stop {
+			return 0, true
+		} else if delivered {
+			last = m.Offset
+		}
+	}
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -251,18 +288,34 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				next, _ := owned.tracker.Pending()
 				return next, false
 			}
-			if w.cg.kazoo.SessionID() != sessionID {
-				// The session that holds our claim is gone: someone else may
-				// own the partition by now.
-				w.abandon.Store(true)
+			if delivered, stop := w.deliver(owned, m); stop {
 				return 0, true
+			} else if delivered {
+				last = m.Offset
 			}
-			owned.offer(m.Offset)
-			if !w.cg.gate.send(w.ctx, w.cg.messages, m) {
-				continue // stopped while waiting; the next round returns
-			}
-			owned.delivered(m.Offset)
-			last = m.Offset
 		}
 	}
+}
+
+// deliver hands m to the application, waiting while the instance is fenced.
+// It stops the worker (stop) when the session holding the claim is gone:
+// someone else may own the partition by now.
+func (w *partitionWorker) deliver(owned *ownedOffsets, m *sarama.ConsumerMessage) (delivered, stop bool) {
+	if w.cg.kazoo.SessionID() != owned.claim.SessionID {
+		w.abandon.Store(true)
+		return false, true
+	}
+	owned.offer(m.Offset)
+	delivered, stale := w.cg.gate.sendIf(w.ctx, w.cg.messages, m, func() bool {
+		return w.cg.kazoo.SessionID() == owned.claim.SessionID // checked again after a pause
+	})
+	if stale {
+		w.abandon.Store(true)
+		return false, true
+	}
+	if !delivered {
+		return false, false // stopped while waiting; the caller sees ctx
+	}
+	owned.delivered(m.Offset)
+	return true, false
 }

@@ -143,22 +143,38 @@ func (f *sessionFence) run() {
 // send hands m to the application unless ctx ends first, waiting while the
 // gate is paused. It reports whether m was delivered.
 func (g *deliveryGate) send(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) bool {
+	delivered, _ := g.sendIf(ctx, out, m, nil)
+	return delivered
+}
+
+// sendIf is send for a message that may be handed over only while valid()
+// holds (nil: always). valid is called before the first attempt and again
+// after every pause: a message held back while the instance was fenced off
+// must not go out when the gate opens again if the session that claimed its
+// partition was replaced meanwhile (DESIGN rule 6); the gate opens as soon
+// as ZooKeeper answers, which may be before the manage loop has stopped the
+// old session's partitions. It reports whether m was delivered and, if not,
+// whether valid failed (invalid) rather than ctx ending.
+func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
 	for {
+		if valid != nil && !valid() {
+			return false, true
+		}
 		paused, pauseC, resumeC := g.state()
 		if paused {
 			select {
 			case <-resumeC:
 				continue
 			case <-ctx.Done():
-				return false
+				return false, false
 			}
 		}
 		select {
 		case out <- m:
-			return true
+			return true, false
 		case <-pauseC:
 		case <-ctx.Done():
-			return false
+			return false, false
 		}
 	}
 }

@@ -1,0 +1,584 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/tcpproxy"
+	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// TestIntegrationChaos: instances join, leave cleanly and crash at random
+// over a 64-partition topic while a producer keeps producing. Afterwards the
+// group must converge (every partition owned by exactly the instance the
+// assignment names, each a live registered instance) within the session
+// timeout plus a few seconds, every produced message must have been
+// delivered, and no committed offset may ever have gone backwards.
+//
+// Churn lasts 20 s by default; ZKGROUP_SOAK=1 makes it 2 minutes.
+// ZKGROUP_CHAOS_SEED=<n> replays a run's sequence of actions (the timing of
+// the stack still varies).
+//
+// A crash: there is no API to kill an instance, and a real process crash
+// would end the ZooKeeper session at once (the kernel closes the socket, the
+// server still waits for the session timeout, as here). So every instance
+// talks to ZooKeeper through its own tcpproxy, and a crash Cuts that proxy
+// for good: the instance keeps its Kafka connections and its partition
+// consumers, cannot commit or release, fences itself after
+// Session.SelfFenceFraction of the session timeout, and its session expires
+// on the server, which deletes its registration and claims. That is the
+// harder case than a dead process: a zombie still fetching. The zombie is
+// Closed later (as an operator would kill it); that Close cannot reach
+// ZooKeeper and must still return.
+func TestIntegrationChaos(t *testing.T) {
+	testenv.Integration(t)
+
+	churn := 20 * time.Second
+	if os.Getenv("ZKGROUP_SOAK") != "" {
+		churn = 2 * time.Minute
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ZKGROUP_CHAOS_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("ZKGROUP_CHAOS_SEED: %v", err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	const (
+		partitions    = 64
+		maxLive       = 10
+		minLive       = 2
+		maxZombies    = 3
+		rate          = 80              // messages per second
+		maxMessages   = 12000           // bound on the total produced
+		session       = 4 * time.Second // ZooKeeper session timeout of every instance
+		convergeSlack = 8 * time.Second // "plus a few seconds"
+	)
+	t.Logf("chaos: churn %v, seed %d (ZKGROUP_CHAOS_SEED), %d partitions, session timeout %v", churn, seed, partitions, session)
+
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("chaos")
+	obs := observeOffsets(t, group, topic, partitions) // before the first join
+
+	checker, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer checker.Close()
+
+	l := newLedger()
+	f := &chaosFleet{
+		t: t, group: group, topic: topic, session: session, ledger: l,
+		leaving: map[bool]*sync.WaitGroup{false: {}, true: {}},
+		crashed: make(map[int]bool), maxClose: make(map[bool]time.Duration), errs: make(map[string]int),
+	}
+	t.Cleanup(f.shutdown) // on any failure: nothing may outlive the test
+
+	prod := startChaosProducer(t, topic, rate, maxMessages)
+	defer prod.stop()
+
+	// The fleet starts with a few instances, then churns.
+	for i := 0; i < 3; i++ {
+		f.join()
+	}
+	start := time.Now()
+	actions := map[string]int{}
+	for time.Since(start) < churn {
+		time.Sleep(time.Duration(250+rng.IntN(1000)) * time.Millisecond)
+		f.closeExpiredZombies(session + 2*time.Second)
+		live := f.liveCount()
+		switch r := rng.IntN(100); {
+		case live < maxLive && (r < 45 || live <= minLive):
+			f.join()
+			actions["join"]++
+		case live > minLive && r < 80:
+			f.leave(rng.IntN(live))
+			actions["close"]++
+		case live > minLive && f.zombieCount() < maxZombies:
+			f.crash(rng.IntN(live))
+			actions["crash"]++
+		default:
+			actions["idle"]++
+		}
+	}
+	churnEnd := time.Now()
+	t.Logf("churn over after %v: actions %v; %d live, %d zombies not closed yet",
+		churnEnd.Sub(start).Round(time.Millisecond), actions, f.liveCount(), f.zombieCount())
+
+	// Convergence, measured from the end of churn.
+	deadline := churnEnd.Add(session + convergeSlack)
+	var why string
+	for {
+		var ok bool
+		ok, why = checkOwnership(checker, group, topic, partitions, f.liveCount())
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no convergence within %v (session timeout %v + %v) of the end of churn: %s",
+				time.Since(churnEnd).Round(time.Millisecond), session, convergeSlack, why)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	converged := time.Since(churnEnd)
+	t.Logf("converged %v after the end of churn: all %d partitions owned by the assigned one of %d live registered instances",
+		converged.Round(time.Millisecond), partitions, f.liveCount())
+
+	// Stop producing, then everything produced must arrive.
+	produced := prod.stop()
+	total := 0
+	for _, n := range produced {
+		total += int(n)
+	}
+	drainStart := time.Now()
+	var lost int
+	for {
+		if lost = l.missing(topic, produced); lost == 0 {
+			break
+		}
+		if time.Since(drainStart) > 60*time.Second {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("produced %d messages (%d send errors) in %v; all delivered %v after the producer stopped",
+		total, prod.errors.Load(), time.Since(start).Round(time.Second), time.Since(drainStart).Round(time.Millisecond))
+
+	// The zombies left go now, then the survivors.
+	f.closeExpiredZombies(0)
+	f.shutdown()
+
+	dups, afterCrash := f.duplicates()
+	sets, missed := obs.Counts()
+	regressions := obs.Regressions()
+	t.Logf("RESULT churn=%v seed=%d converge=%v lost=%d regressions=%d duplicates=%d (after a crash %d, other %d) "+
+		"deliveries=%d distinct=%d commits-seen=%d (coalesced %d) maxCleanClose=%v maxZombieClose=%v crashes=%d",
+		churn, seed, converged.Round(time.Millisecond), lost, len(regressions), dups, afterCrash, dups-afterCrash,
+		len(l.all), l.distinct(), sets, missed, f.maxClose[false].Round(time.Millisecond), f.maxClose[true].Round(time.Millisecond),
+		f.crashes)
+	f.logErrorSummary()
+
+	if lost != 0 {
+		t.Errorf("%d of %d produced messages were never delivered", lost, total)
+	}
+	for _, r := range regressions {
+		t.Errorf("committed offset went backwards: %s", r)
+	}
+	if d := dups - afterCrash; d != 0 {
+		t.Errorf("%d duplicate deliveries not explained by a crash (a clean rebalance must not redeliver)", d)
+	}
+	assertInOrder(t, l)
+
+	// Every survivor committed everything on Close.
+	cg := checker.Consumergroup(group)
+	for p := int32(0); p < partitions; p++ {
+		want, ok := produced[p]
+		if !ok {
+			continue
+		}
+		got, err := cg.FetchOffset(topic, p)
+		if err != nil || got != want {
+			t.Errorf("%s/%d: committed offset after the last Close = %d, %v; want %d", topic, p, got, err, want)
+		}
+	}
+	if d, bound := f.maxClose[false], testConfig().Offsets.ProcessingTimeout+5*time.Second; d > bound {
+		t.Errorf("a clean Close took %v, more than ProcessingTimeout + 5s (%v)", d, bound)
+	}
+}
+
+// checkOwnership reports whether every partition is owned by the instance
+// the group's assignment names, among exactly wantLive registered instances.
+// It reads ZooKeeper from its own client, as an operator's tool would.
+func checkOwnership(kz *kazoo.Kazoo, group, topic string, partitions int32, wantLive int) (bool, string) {
+	cg := kz.Consumergroup(group)
+	insts, err := cg.Instances()
+	if err != nil {
+		return false, fmt.Sprintf("list instances: %v", err)
+	}
+	if len(insts) != wantLive {
+		return false, fmt.Sprintf("%d instances registered, want the %d live ones (zombie sessions not expired yet?)", len(insts), wantLive)
+	}
+	registered := make(map[string]bool)
+	var ids []string
+	for _, i := range insts {
+		registered[i.ID] = true
+		ids = append(ids, i.ID)
+	}
+	parts, err := kz.Topic(topic).Partitions()
+	if err != nil {
+		return false, fmt.Sprintf("partitions: %v", err)
+	}
+	var infos []consumergroup.PartitionInfo
+	for _, p := range parts {
+		leader, err := p.Leader()
+		if err != nil {
+			leader = -1
+		}
+		infos = append(infos, consumergroup.PartitionInfo{ID: p.ID, Leader: leader})
+	}
+	assigned, err := consumergroup.Assign(consumergroup.DefaultAssignmentStrategy, ids, infos)
+	if err != nil {
+		return false, err.Error()
+	}
+	want := make(map[int32]string)
+	for id, ps := range assigned {
+		for _, p := range ps {
+			want[p.ID] = id
+		}
+	}
+	var problems []string
+	for p := int32(0); p < partitions; p++ {
+		owner, err := cg.PartitionOwner(topic, p)
+		switch {
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("%d: %v", p, err))
+		case owner == nil:
+			problems = append(problems, fmt.Sprintf("%d: unowned", p))
+		case !registered[owner.ID]:
+			problems = append(problems, fmt.Sprintf("%d: owner %s is not registered", p, owner.ID))
+		case owner.ID != want[p]:
+			problems = append(problems, fmt.Sprintf("%d: owned by %s, assigned to %s", p, owner.ID, want[p]))
+		}
+	}
+	if len(problems) > 0 {
+		if len(problems) > 5 {
+			problems = append(problems[:5], fmt.Sprintf("... %d more", len(problems)-5))
+		}
+		return false, fmt.Sprintf("%d/%d partitions not converged: %s", len(problems), partitions, strings.Join(problems, "; "))
+	}
+	return true, ""
+}
+
+// chaosInstance is one member of the fleet.
+type chaosInstance struct {
+	n     int
+	cg    *consumergroup.ConsumerGroup
+	proxy *tcpproxy.Proxy // its only way to ZooKeeper
+	done  <-chan struct{} // its consumer loop ended
+	cutAt time.Time       // when it crashed; zero if it did not
+}
+
+// chaosFleet owns the instances of the chaos test. Only the test goroutine
+// calls its methods, except the background Closes, which touch only mu's
+// fields.
+type chaosFleet struct {
+	t       *testing.T
+	group   string
+	topic   string
+	session time.Duration
+	ledger  *ledger
+
+	next    int
+	live    []*chaosInstance
+	zombies []*chaosInstance
+	crashes int
+
+	leaving  map[bool]*sync.WaitGroup // background Closes, by zombie or not
+	mu       sync.Mutex
+	crashed  map[int]bool           // consumer numbers of the instances that crashed
+	all      []*chaosInstance       // everything ever joined, for shutdown
+	maxClose map[bool]time.Duration // longest Close, by zombie or not
+	errs     map[string]int         // errors seen on Errors(), by instance kind and kind of error
+}
+
+func (f *chaosFleet) liveCount() int   { return len(f.live) }
+func (f *chaosFleet) zombieCount() int { return len(f.zombies) }
+
+func (f *chaosFleet) join() {
+	f.t.Helper()
+	nodes, chroot := kazoo.ParseConnectionString(testenv.ZKAddr())
+	proxy, err := tcpproxy.New(nodes[0])
+	if err != nil {
+		f.t.Fatalf("proxy: %v", err)
+	}
+	cfg := testConfig()
+	cfg.Zookeeper.Timeout = f.session
+	cg, err := consumergroup.JoinConsumerGroup(f.group, []string{f.topic}, []string{proxy.Addr() + chroot}, cfg)
+	if err != nil {
+		_ = proxy.Close()
+		f.t.Fatalf("join %s: %v", f.group, err)
+	}
+	f.next++
+	in := &chaosInstance{n: f.next, cg: cg, proxy: proxy}
+	in.done = f.consume(in)
+	f.live = append(f.live, in)
+	f.mu.Lock()
+	f.all = append(f.all, in)
+	f.mu.Unlock()
+}
+
+// consume reads in's messages into the ledger, marking each one, and
+// tallies its errors, until Close closes both channels.
+func (f *chaosFleet) consume(in *chaosInstance) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		msgs, errs := in.cg.Messages(), in.cg.Errors()
+		for msgs != nil || errs != nil {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					msgs = nil
+					continue
+				}
+				f.ledger.add(delivery{consumer: in.n, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+				_ = in.cg.CommitUpto(m)
+			case err, ok := <-errs:
+				if !ok {
+					errs = nil
+					continue
+				}
+				f.noteError(in, err)
+			}
+		}
+	}()
+	return ch
+}
+
+func (f *chaosFleet) noteError(in *chaosInstance, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kind := "live"
+	if f.crashed[in.n] {
+		kind = "zombie"
+	}
+	key := kind + ": " + errorKind(err)
+	f.errs[key]++
+	if f.errs[key] <= 2 || os.Getenv("ZKGROUP_DEBUG") != "" {
+		f.t.Logf("instance %d (%s): error: %v", in.n, kind, err)
+	}
+}
+
+// errorKind shortens an error to a stable class for the summary.
+func errorKind(err error) string {
+	var pe *consumergroup.PartitionError
+	var oc *consumergroup.OffsetConflictError
+	switch {
+	case errors.As(err, &oc):
+		return "offset conflict"
+	case errors.Is(err, kazoo.ErrClaimLost):
+		return "claim lost"
+	case errors.As(err, &pe):
+		msg := pe.Err.Error()
+		if i := strings.IndexAny(msg, "0123456789"); i > 0 {
+			msg = msg[:i]
+		}
+		return "partition: " + msg
+	}
+	return fmt.Sprintf("%T", err)
+}
+
+func (f *chaosFleet) takeLive(i int) *chaosInstance {
+	in := f.live[i]
+	f.live = slices.Delete(f.live, i, i+1)
+	return in
+}
+
+// leave Closes live instance i in the background, as a clean shutdown.
+func (f *chaosFleet) leave(i int) {
+	f.closeInBackground(f.takeLive(i), false)
+}
+
+// crash cuts live instance i off ZooKeeper for good.
+func (f *chaosFleet) crash(i int) {
+	in := f.takeLive(i)
+	f.mu.Lock()
+	f.crashed[in.n] = true
+	f.mu.Unlock()
+	in.cutAt = time.Now()
+	in.proxy.Cut()
+	f.zombies = append(f.zombies, in)
+	f.crashes++
+}
+
+// closeExpiredZombies Closes, in the background, the zombies cut off longer
+// than age.
+func (f *chaosFleet) closeExpiredZombies(age time.Duration) {
+	keep := f.zombies[:0]
+	for _, z := range f.zombies {
+		if time.Since(z.cutAt) >= age {
+			f.closeInBackground(z, true)
+		} else {
+			keep = append(keep, z)
+		}
+	}
+	f.zombies = keep
+}
+
+func (f *chaosFleet) closeInBackground(in *chaosInstance, zombie bool) {
+	wg := f.leaving[zombie]
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		err := in.cg.Close()
+		took := time.Since(start)
+		<-in.done
+		_ = in.proxy.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if took > f.maxClose[zombie] {
+			f.maxClose[zombie] = took
+		}
+		if err != nil && !zombie {
+			f.t.Errorf("instance %d: clean Close: %v", in.n, err)
+		}
+	}()
+}
+
+// waitLeaving waits for every background Close.
+func (f *chaosFleet) waitLeaving() {
+	f.leaving[false].Wait()
+	f.leaving[true].Wait()
+}
+
+// shutdown Closes every instance still open and waits for all of them.
+func (f *chaosFleet) shutdown() {
+	for len(f.live) > 0 {
+		f.leave(0)
+	}
+	f.closeExpiredZombies(0)
+	f.waitLeaving()
+	f.mu.Lock()
+	all := append([]*chaosInstance(nil), f.all...)
+	f.mu.Unlock()
+	for _, in := range all { // instances whose Close was never started (a Fatal mid-way)
+		if !in.cg.Closed() {
+			_ = in.cg.Close()
+		}
+		<-in.done
+		_ = in.proxy.Close()
+	}
+}
+
+// duplicates counts extra deliveries, and how many of them follow an earlier
+// delivery of the same message by an instance that later crashed (expected:
+// a crashed instance could not commit what it had delivered).
+func (f *chaosFleet) duplicates() (total, afterCrash int) {
+	f.ledger.mu.Lock()
+	defer f.ledger.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	byKey := make(map[string][]delivery)
+	for _, d := range f.ledger.all {
+		k := fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)
+		byKey[k] = append(byKey[k], d)
+	}
+	for _, ds := range byKey {
+		sort.SliceStable(ds, func(i, j int) bool { return ds[i].at.Before(ds[j].at) })
+		byCrashed := false
+		for i, d := range ds {
+			if i > 0 {
+				total++
+				if byCrashed {
+					afterCrash++
+				}
+			}
+			if f.crashed[d.consumer] {
+				byCrashed = true
+			}
+		}
+	}
+	return total, afterCrash
+}
+
+func (f *chaosFleet) logErrorSummary() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var kinds []string
+	for k := range f.errs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		f.t.Logf("errors on Errors(): %5d  %s", f.errs[k], k)
+	}
+}
+
+// chaosProducer produces at a bounded rate until stopped or maxMessages.
+type chaosProducer struct {
+	quit   chan struct{}
+	done   chan struct{}
+	once   sync.Once
+	errors atomic.Int64
+
+	mu   sync.Mutex
+	next map[int32]int64 // partition -> one past the highest offset acknowledged
+}
+
+func startChaosProducer(t *testing.T, topic string, rate, maxMessages int) *chaosProducer {
+	t.Helper()
+	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	cp := &chaosProducer{quit: make(chan struct{}), done: make(chan struct{}), next: make(map[int32]int64)}
+	const perTick = 4
+	tick := time.Second * perTick / time.Duration(rate)
+	go func() {
+		defer close(cp.done)
+		defer p.Close()
+		ticker := time.NewTicker(tick)
+		defer ticker.Stop()
+		for sent := 0; sent < maxMessages; {
+			select {
+			case <-cp.quit:
+				return
+			case <-ticker.C:
+			}
+			msgs := make([]*sarama.ProducerMessage, perTick)
+			for i := range msgs {
+				msgs[i] = &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("chaos %d", sent+i))}
+			}
+			sent += perTick
+			err := p.SendMessages(msgs)
+			var failed map[*sarama.ProducerMessage]bool
+			var pes sarama.ProducerErrors
+			if errors.As(err, &pes) {
+				failed = make(map[*sarama.ProducerMessage]bool)
+				for _, pe := range pes {
+					failed[pe.Msg] = true
+				}
+				cp.errors.Add(int64(len(pes)))
+			} else if err != nil {
+				cp.errors.Add(perTick)
+				continue
+			}
+			cp.mu.Lock()
+			for _, m := range msgs {
+				if !failed[m] && m.Offset+1 > cp.next[m.Partition] {
+					cp.next[m.Partition] = m.Offset + 1
+				}
+			}
+			cp.mu.Unlock()
+		}
+	}()
+	return cp
+}
+
+// stop stops producing and returns, per partition, one past the highest
+// acknowledged offset: every offset below it is in the log and must be
+// delivered.
+func (cp *chaosProducer) stop() map[int32]int64 {
+	cp.once.Do(func() { close(cp.quit) })
+	<-cp.done
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return maps.Clone(cp.next)
+}

@@ -1,0 +1,193 @@
+package integration
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// Helpers of the fault-injection tests.
+
+// joinVia is join with an explicit ZooKeeper address (a tcpproxy's, say).
+func joinVia(t testing.TB, zkAddr, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {
+	t.Helper()
+	cg, err := consumergroup.JoinConsumerGroup(group, topics, []string{zkAddr}, cfg)
+	if err != nil {
+		t.Fatalf("join %s through %s: %v", group, zkAddr, err)
+	}
+	return cg
+}
+
+// streamProducer produces to a topic in the background: batch messages
+// (round-robin over the partitions) every period, until stop is called or
+// limit messages were sent. It counts what each partition received.
+type streamProducer struct {
+	stopC chan struct{}
+	done  chan struct{}
+
+	mu     sync.Mutex
+	counts map[int32]int64
+	sent   int
+	err    error
+}
+
+func startProducer(t testing.TB, topic string, batch int, period time.Duration, limit int) *streamProducer {
+	t.Helper()
+	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	sp := &streamProducer{stopC: make(chan struct{}), done: make(chan struct{}), counts: make(map[int32]int64)}
+	go func() {
+		defer close(sp.done)
+		defer p.Close()
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for i := 0; i < limit; {
+			var msgs []*sarama.ProducerMessage
+			for ; len(msgs) < batch && i < limit; i++ {
+				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
+			}
+			if err := p.SendMessages(msgs); err != nil {
+				sp.mu.Lock()
+				sp.err = fmt.Errorf("produce to %s: %w", topic, err)
+				sp.mu.Unlock()
+				return
+			}
+			sp.mu.Lock()
+			for _, m := range msgs {
+				sp.counts[m.Partition]++
+			}
+			sp.sent += len(msgs)
+			sp.mu.Unlock()
+			select {
+			case <-sp.stopC:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	t.Cleanup(func() { sp.stop() })
+	return sp
+}
+
+// Sent returns how many messages were acknowledged so far.
+func (sp *streamProducer) Sent() int {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.sent
+}
+
+// stop ends production and returns what each partition received; an error
+// means some batch was not acknowledged (and is not counted).
+func (sp *streamProducer) stop() (map[int32]int64, error) {
+	select {
+	case <-sp.stopC:
+	default:
+		close(sp.stopC)
+	}
+	<-sp.done
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	counts := make(map[int32]int64, len(sp.counts))
+	for p, c := range sp.counts {
+		counts[p] = c
+	}
+	return counts, sp.err
+}
+
+// groupState reads a group's registrations, owners and offsets through its
+// own ZooKeeper client, for tests to wait on.
+type groupState struct {
+	kz *kazoo.Kazoo
+	cg *kazoo.Consumergroup
+}
+
+func newGroupState(t testing.TB, group string) *groupState {
+	t.Helper()
+	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatalf("group state: %v", err)
+	}
+	t.Cleanup(func() { _ = kz.Close() })
+	return &groupState{kz: kz, cg: kz.Consumergroup(group)}
+}
+
+// instances returns the registered instance ids (nil on error).
+func (g *groupState) instances() []string {
+	list, err := g.cg.Instances()
+	if err != nil {
+		return nil
+	}
+	ids := make([]string, 0, len(list))
+	for _, i := range list {
+		ids = append(ids, i.ID)
+	}
+	return ids
+}
+
+// owners returns the owner instance id of each claimed partition of topic.
+func (g *groupState) owners(topic string, partitions int32) map[int32]string {
+	out := make(map[int32]string)
+	for p := int32(0); p < partitions; p++ {
+		if o, err := g.cg.PartitionOwner(topic, p); err == nil && o != nil {
+			out[p] = o.ID
+		}
+	}
+	return out
+}
+
+// offsets returns the committed next offset of each partition of topic
+// (-1: none), or an error.
+func (g *groupState) offsets(topic string, partitions int32) (map[int32]int64, error) {
+	out := make(map[int32]int64)
+	for p := int32(0); p < partitions; p++ {
+		o, err := g.cg.FetchOffset(topic, p)
+		if err != nil {
+			return nil, fmt.Errorf("offset of %s/%d: %w", topic, p, err)
+		}
+		out[p] = o
+	}
+	return out, nil
+}
+
+// snapshot returns a copy of every delivery recorded so far.
+func (l *ledger) snapshot() []delivery {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]delivery(nil), l.all...)
+}
+
+// deliveredBy reports whether consumer delivered a message of every
+// partition in ps at or after since.
+func (l *ledger) deliveredBy(consumer int, since time.Time, ps []int32) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seen := make(map[int32]bool)
+	for _, d := range l.all {
+		if d.consumer == consumer && !d.at.Before(since) {
+			seen[d.partition] = true
+		}
+	}
+	for _, p := range ps {
+		if !seen[p] {
+			return false
+		}
+	}
+	return true
+}
+
+func allPartitions(n int32) []int32 {
+	ps := make([]int32, n)
+	for i := range ps {
+		ps[i] = int32(i)
+	}
+	return ps
+}
