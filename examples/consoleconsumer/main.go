@@ -77,7 +77,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&offset, "offset", "newest", "where partitions without a committed offset start: oldest or newest")
 	fs.BoolVar(&o.keys, "keys", false, "print each message as topic/partition@offset key<TAB>value")
 	fs.IntVar(&o.max, "max", 0, "exit after this many messages (0: no limit)")
-	fs.DurationVar(&o.timeout, "timeout", 0, "exit this long after joining the group (0: no limit)")
+	fs.DurationVar(&o.timeout, "timeout", 0, "exit after this long (0: no limit)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the group's activity to standard error")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -141,12 +141,12 @@ func run(ctx context.Context, o *options, out, logOut io.Writer) error {
 	}
 	logger.Info("consuming", "group", o.group, "topics", o.topics)
 
-	errs := make(chan error, 1)
+	errorsDone := make(chan struct{})
 	go func() {
+		defer close(errorsDone)
 		for err := range group.Errors() {
 			fmt.Fprintln(logOut, "consoleconsumer: group error:", err)
 		}
-		close(errs)
 	}()
 
 	printed := 0
@@ -175,8 +175,8 @@ loop:
 
 	// Close commits every mark and leaves the group. Messages fetched but not
 	// printed are not marked, so the next member starts with them.
-	closeErr := group.Close()
-	<-errs
+	closeErr := group.Close() // also closes Errors(), ending the goroutine above
+	<-errorsDone
 	if o.temporary && closeErr == nil {
 		closeErr = deleteGroup(o.zookeeper, o.group)
 	}
