@@ -89,20 +89,24 @@ func (f *sessionFence) run() {
 	lastOK := f.now()
 	probeDone := make(chan time.Time, 1)
 	inFlight := false
+	probe := func() { // at most one in flight, started on a tick: not back to back
+		if inFlight {
+			return
+		}
+		inFlight = true
+		go func() {
+			started := f.now()
+			if _, err := f.cg.group.Exists(); err == nil {
+				probeDone <- started
+			} else {
+				probeDone <- time.Time{}
+			}
+		}()
+	}
 	tick := time.NewTicker(f.interval)
 	defer tick.Stop()
+	probe()
 	for {
-		if !inFlight {
-			inFlight = true
-			go func() {
-				started := f.now()
-				if _, err := f.cg.group.Exists(); err == nil {
-					probeDone <- started
-				} else {
-					probeDone <- time.Time{}
-				}
-			}()
-		}
 		select {
 		case <-ctx.Done():
 			if inFlight {
@@ -127,6 +131,7 @@ func (f *sessionFence) run() {
 			}
 			continue
 		case <-tick.C:
+			probe()
 		}
 		age := f.now().Sub(lastOK)
 		fenced := age > f.after

@@ -1,0 +1,62 @@
+package consumergroup
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// A message held back while the gate was paused must not go out when the
+// gate opens again if it is no longer valid by then (the session that
+// claimed its partition was replaced during the pause): the zombie scenario
+// of issue 5, where the gate reopened a few milliseconds before the manage
+// loop stopped the old session's partitions.
+func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		g.set(true)
+		out := make(chan *sarama.ConsumerMessage, 1) // a ready receiver: only the gate holds the send
+		var valid atomic.Bool
+		valid.Store(true)
+		type result struct{ delivered, invalid bool }
+		res := make(chan result, 1)
+		go func() {
+			d, i := g.sendIf(t.Context(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
+			res <- result{d, i}
+		}()
+
+		time.Sleep(time.Second)
+		synctest.Wait()
+		valid.Store(false) // the session is replaced while fenced
+		g.set(false)       // ZooKeeper answers again
+		synctest.Wait()
+		if r := <-res; r.delivered || !r.invalid {
+			t.Fatalf("sendIf = (delivered %v, invalid %v), want (false, true)", r.delivered, r.invalid)
+		}
+		if len(out) != 0 {
+			t.Fatal("a stale message went out after the gate reopened")
+		}
+	})
+}
+
+// A valid message goes out as with send, and an invalid one never does.
+func TestDeliveryGateSendIfChecksBeforeFirstAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		out := make(chan *sarama.ConsumerMessage, 1)
+		m := &sarama.ConsumerMessage{Offset: 1}
+		if d, i := g.sendIf(t.Context(), out, m, func() bool { return true }); !d || i {
+			t.Fatalf("valid: sendIf = (%v, %v), want (true, false)", d, i)
+		}
+		<-out
+		if d, i := g.sendIf(t.Context(), out, m, func() bool { return false }); d || !i {
+			t.Fatalf("invalid: sendIf = (%v, %v), want (false, true)", d, i)
+		}
+		if len(out) != 0 {
+			t.Fatal("an invalid message went out")
+		}
+	})
+}
