@@ -56,7 +56,8 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 // client learns of trouble late (go-zookeeper notices a silent connection
 // only after 2/3 of the timeout) and of the expiry only when it reconnects.
 // So the fence measures what it can trust: the time since the last request
-// that ZooKeeper answered. It probes every timeout/10 and pauses delivery
+// that ZooKeeper answered. It probes every timeout/10 (at most a quarter
+// of the fence time, one probe in flight) and pauses delivery
 // once that age exceeds Session.SelfFenceFraction of the timeout, well
 // before anyone else can claim our partitions. When the session is replaced
 // after an expiry it tells the manage loop, which drops every partition
@@ -71,10 +72,14 @@ type sessionFence struct {
 
 func newSessionFence(cg *ConsumerGroup) *sessionFence {
 	timeout := cg.config.Zookeeper.Timeout
+	after := cg.config.selfFenceAfter()
 	return &sessionFence{
-		cg:       cg,
-		after:    cg.config.selfFenceAfter(),
-		interval: max(timeout/10, 10*time.Millisecond),
+		cg:    cg,
+		after: after,
+		// Answers normally come one interval apart, so the interval must be
+		// well below after or a small SelfFenceFraction would fence at
+		// every tick.
+		interval: max(min(timeout/10, after/4), 10*time.Millisecond),
 		expired:  make(chan struct{}, 1),
 		now:      time.Now,
 	}

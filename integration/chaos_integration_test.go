@@ -358,15 +358,15 @@ func (f *chaosFleet) noteError(in *chaosInstance, err error) {
 	if f.crashed[in.n] {
 		kind = "zombie"
 	}
-	key := kind + ": " + errorKind(err)
+	key := kind + ": " + chaosErrorKind(err)
 	f.errs[key]++
 	if f.errs[key] <= 2 || os.Getenv("ZKGROUP_DEBUG") != "" {
 		f.t.Logf("instance %d (%s): error: %v", in.n, kind, err)
 	}
 }
 
-// errorKind shortens an error to a stable class for the summary.
-func errorKind(err error) string {
+// chaosErrorKind shortens an error to a stable class for the summary.
+func chaosErrorKind(err error) string {
 	var pe *consumergroup.PartitionError
 	var oc *consumergroup.OffsetConflictError
 	switch {
