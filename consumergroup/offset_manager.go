@@ -111,7 +111,7 @@ type zookeeperOffsetManager struct {
 	cg     *ConsumerGroup
 	config OffsetManagerConfig
 
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	parts map[topicPartition]*ownedOffsets
 
 	closing   chan struct{}
@@ -292,9 +292,9 @@ func (om *zookeeperOffsetManager) InitializePartition(topic string, partition in
 
 // MarkAsProcessed implements OffsetManager.
 func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32, offset int64) bool {
-	om.mu.Lock()
+	om.mu.RLock()
 	o := om.parts[topicPartition{topic, partition}]
-	om.mu.Unlock()
+	om.mu.RUnlock()
 	if o == nil {
 		return false
 	}

@@ -27,19 +27,32 @@ type offsetTracker struct {
 	committed    int64 // next offset last stored in ZooKeeper
 	delivered    int64 // highest offset delivered since the start or last Reset
 	hasDelivered bool
-	changed      chan struct{} // closed and replaced when the state changes
+	changed      chan struct{} // made by a waiter; closed (and dropped) at the next change
 }
 
 // newOffsetTracker returns a tracker for a partition whose stored next offset
 // is committed (negative if none is stored).
 func newOffsetTracker(committed int64) *offsetTracker {
-	return &offsetTracker{next: committed, committed: committed, changed: make(chan struct{})}
+	return &offsetTracker{next: committed, committed: committed}
 }
 
 // notifyLocked wakes every waiter. The caller holds mu.
+// The channel exists only while someone waits, so the hot path (a mark or a
+// delivery per message) allocates nothing.
 func (t *offsetTracker) notifyLocked() {
-	close(t.changed)
-	t.changed = make(chan struct{})
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// waitChanLocked returns a channel closed at the next change. The caller
+// holds mu.
+func (t *offsetTracker) waitChanLocked() chan struct{} {
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
 }
 
 // MarkOffset records that the message at offset has been processed, as
@@ -124,7 +137,7 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 			t.mu.Unlock()
 			return nil
 		}
-		changed := t.changed
+		changed := t.waitChanLocked()
 		t.mu.Unlock()
 
 		select {

@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -11,42 +12,48 @@ import (
 )
 
 // deliveryGate lets partition consumers hand messages to the application
-// only while the instance is not fenced off from ZooKeeper. One mutex, owned
-// here, guards it; waiters are woken through channels.
+// only while the instance is not fenced off from ZooKeeper. Its state is an
+// immutable value behind an atomic pointer, so the per-message check takes
+// no lock; set, called by the session fence only, swaps it.
 type deliveryGate struct {
-	mu      sync.Mutex
+	mu  sync.Mutex // serialises set
+	cur atomic.Pointer[gateState]
+}
+
+type gateState struct {
 	paused  bool
 	pauseC  chan struct{} // closed while paused
 	resumeC chan struct{} // closed while open
 }
 
 func newDeliveryGate() *deliveryGate {
-	g := &deliveryGate{pauseC: make(chan struct{}), resumeC: make(chan struct{})}
-	close(g.resumeC)
+	g := &deliveryGate{}
+	open := make(chan struct{})
+	close(open)
+	g.cur.Store(&gateState{pauseC: make(chan struct{}), resumeC: open})
 	return g
 }
 
-// state returns whether the gate is paused, a channel closed once it is
-// paused, and one closed once it is open.
+// state returns whether the gate is paused, a channel closed once it
+// pauses, and one closed once it opens.
 func (g *deliveryGate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.paused, g.pauseC, g.resumeC
+	s := g.cur.Load()
+	return s.paused, s.pauseC, s.resumeC
 }
 
 func (g *deliveryGate) set(paused bool) (changed bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.paused == paused {
+	old := g.cur.Load()
+	if old.paused == paused {
 		return false
 	}
-	g.paused = paused
 	if paused {
-		close(g.pauseC)
-		g.resumeC = make(chan struct{})
+		close(old.pauseC)
+		g.cur.Store(&gateState{paused: true, pauseC: old.pauseC, resumeC: make(chan struct{})})
 	} else {
-		close(g.resumeC)
-		g.pauseC = make(chan struct{})
+		close(old.resumeC)
+		g.cur.Store(&gateState{pauseC: make(chan struct{}), resumeC: old.resumeC})
 	}
 	return true
 }

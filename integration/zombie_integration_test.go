@@ -85,9 +85,9 @@ func TestIntegrationZombie(t *testing.T) {
 		}
 	})
 
-	// 1. A owns every partition and has committed each of them.
-	waitFor(t, 30*time.Second, "A to deliver every partition", func() bool {
-		return l.deliveredBy(zombieA, time.Time{}, all)
+	// 1. A owns every partition, has consumed a while and committed each.
+	waitFor(t, 30*time.Second, "A to deliver 400 messages, some of every partition", func() bool {
+		return l.distinct() >= 400 && l.deliveredBy(zombieA, time.Time{}, all)
 	})
 	waitFor(t, 30*time.Second, "A to commit every partition", func() bool {
 		offs, err := state.offsets(topic, partitions)
