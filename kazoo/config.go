@@ -105,4 +105,4 @@ func (c *Config) Validate() error {
 }
 
 // ErrChrootNotFound is returned by NewKazoo when Config.Chroot does not exist.
-var ErrChrootNotFound = errors.New("kazoo: chroot does not exist")
+var ErrChrootNotFound = errors.New("chroot does not exist")
