@@ -39,6 +39,9 @@ type ConsumerGroup struct {
 	done     chan struct{} // closed when the manage loop has stopped every partition
 	gate     *deliveryGate // closed while this instance is fenced off
 
+	// registeredSession is the ZooKeeper session that holds our registration.
+	registeredSession atomic.Int64
+
 	singleShutdown sync.Once
 	closed         atomic.Bool
 	droppedErrors  atomic.Int64
@@ -142,7 +145,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if err := cg.group.Create(); err != nil {
 		return fmt.Errorf("consumergroup: create group: %w", err)
 	}
-	if err := cg.instance.Register(cg.topics); err != nil {
+	if err := cg.reregister(); err != nil {
 		return fmt.Errorf("consumergroup: register instance: %w", err)
 	}
 	return nil

@@ -98,6 +98,18 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			if failures == 1 || failures%10 == 0 {
 				cg.report(newPartitionError("", -1, err))
 			}
+		} else if !slices.Contains(v.instances, cg.instance.ID) {
+			// Our registration is gone. After a session expiry the fence's
+			// signal follows and drops every partition without committing;
+			// until then nothing here is stopped through the committing path.
+			// If the session is intact (someone deleted the node), register
+			// again; the partitions are still ours.
+			failures = 0
+			if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionConnected && s.ID == cg.registeredSession.Load() {
+				if err := cg.reregister(); err != nil {
+					cg.report(newPartitionError("", -1, fmt.Errorf("register again: %w", err)))
+				}
+			}
 		} else {
 			failures = 0
 			cg.reconcile(v, workers, stopping, exited)
@@ -131,9 +143,10 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 
 // reregister registers the instance again after a session expiry.
 func (cg *ConsumerGroup) reregister() error {
+	id := cg.kazoo.SessionID()
 	err := cg.instance.Register(cg.topics)
-	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
-		return nil
+	if err == nil {
+		cg.registeredSession.Store(id)
 	}
 	return err
 }
