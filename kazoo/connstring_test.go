@@ -60,4 +60,3 @@ func TestConfigValidateNamesField(t *testing.T) {
 		}
 	}
 }
-
