@@ -35,6 +35,7 @@ type partitionWorker struct {
 	// or the claim was lost).
 	abandon atomic.Bool
 
+	pending  atomic.Bool   // set after cancel, lostC or seekC fired: pump checks them
 	seekC    chan int64    // the offset manager adopted a stored offset: resume there
 	lostC    chan struct{} // the offset manager saw the epoch move: stop now
 	lostOnce sync.Once
@@ -60,6 +61,7 @@ func (w *partitionWorker) stop(abandon bool) {
 		w.abandon.Store(true)
 	}
 	w.cancel()
+	w.pending.Store(true)
 }
 
 // seek tells the worker to resume at offset (negative: Offsets.Initial).
@@ -69,11 +71,13 @@ func (w *partitionWorker) seek(offset int64) {
 	default:
 	}
 	w.seekC <- offset
+	w.pending.Store(true)
 }
 
 // lost tells the worker its claim is gone.
 func (w *partitionWorker) lost() {
 	w.lostOnce.Do(func() { close(w.lostC) })
+	w.pending.Store(true)
 }
 
 func (w *partitionWorker) run() {
@@ -246,69 +250,87 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 
 // pump hands prefix, then messages from spc, to Messages() until something
 // ends it. It returns where to resume and whether to stop instead.
+//
+// While messages are ready it takes them without a full select; the control
+// channels are read whenever the pending flag says one of them fired, and
+// in the blocking select when no message is ready.
 func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage) (resume int64, stop bool) {
 	last := int64(-1)
-	for _, m := range prefix {
-		select {
-		case <-w.ctx.Done():
-			return 0, true
-		case <-w.lostC:
-			w.abandon.Store(true)
-			return 0, true
-		case to := <-w.seekC:
-			owned.restart(to)
-			return to, false
-		default:
-		}
-		if delivered, stop := w.deliver(owned, m); stop {
-			return 0, true
-		} else if delivered {
-			last = m.Offset
-		}
-	}
+	msgs := spc.Messages()
+	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	for {
-		select {
-		case <-w.ctx.Done():
-			return 0, true
-		case <-w.lostC:
-			w.abandon.Store(true)
-			return 0, true
-		case to := <-w.seekC:
-			owned.restart(to)
-			return to, false
-		case err, ok := <-spc.Errors():
-			if ok && err != nil {
-				w.cg.report(err)
+		if w.pending.Load() {
+			if resume, stop, ok := w.interrupted(owned); ok {
+				return resume, stop
 			}
-		case m, ok := <-spc.Messages():
-			if !ok { // sarama gave up on the partition (e.g. out of range): reopen
+		}
+		var m *sarama.ConsumerMessage
+		var open bool
+		if len(prefix) > 0 {
+			m, prefix, open = prefix[0], prefix[1:], true
+		} else {
+			select {
+			case m, open = <-msgs:
+			default:
+				select {
+				case <-w.ctx.Done():
+					return 0, true
+				case <-w.lostC:
+					w.abandon.Store(true)
+					return 0, true
+				case to := <-w.seekC:
+					owned.restart(to)
+					return to, false
+				case err, ok := <-spc.Errors():
+					if ok && err != nil {
+						w.cg.report(err)
+					}
+					continue
+				case m, open = <-msgs:
+				}
+			}
+			if !open { // sarama gave up on the partition (e.g. out of range): reopen
 				if last >= 0 {
 					return last + 1, false
 				}
 				next, _ := owned.tracker.Pending()
 				return next, false
 			}
-			if delivered, stop := w.deliver(owned, m); stop {
-				return 0, true
-			} else if delivered {
-				last = m.Offset
-			}
 		}
+		if delivered, stop := w.deliver(owned, m, valid); stop {
+			return 0, true
+		} else if delivered {
+			last = m.Offset
+		}
+	}
+}
+
+// interrupted handles a pending stop, claim loss or seek without waiting;
+// ok says whether one was pending.
+func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, ok bool) {
+	w.pending.Store(false)
+	select {
+	case <-w.ctx.Done():
+		return 0, true, true
+	case <-w.lostC:
+		w.abandon.Store(true)
+		return 0, true, true
+	case to := <-w.seekC:
+		owned.restart(to)
+		return to, false, true
+	default:
+		return 0, false, false
 	}
 }
 
 // deliver hands m to the application, waiting while the instance is fenced.
 // It stops the worker (stop) when the session holding the claim is gone:
 // someone else may own the partition by now.
-func (w *partitionWorker) deliver(owned *ownedOffsets, m *sarama.ConsumerMessage) (delivered, stop bool) {
-	if w.cg.kazoo.SessionID() != owned.claim.SessionID {
-		w.abandon.Store(true)
-		return false, true
-	}
+func (w *partitionWorker) deliver(owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
 	owned.offer(m.Offset)
-	delivered, stale := w.cg.gate.sendIf(w.ctx, w.cg.messages, m, func() bool {
-		return w.cg.kazoo.SessionID() == owned.claim.SessionID // checked again after a pause
-	})
+	// valid (the claim's session is the current one) is checked before the
+	// hand-over and again after every pause.
+	delivered, stale := w.cg.gate.sendIf(w.ctx, w.cg.messages, m, valid)
 	if stale {
 		w.abandon.Store(true)
 		return false, true

@@ -173,6 +173,17 @@ func (g *deliveryGate) send(ctx context.Context, out chan<- *sarama.ConsumerMess
 // old session's partitions. It reports whether m was delivered and, if not,
 // whether valid failed (invalid) rather than ctx ending.
 func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
+	// Fast path: the gate is open and the reader is waiting.
+	if paused, _, _ := g.state(); !paused {
+		if valid != nil && !valid() {
+			return false, true
+		}
+		select {
+		case out <- m:
+			return true, false
+		default:
+		}
+	}
 	for {
 		if valid != nil && !valid() {
 			return false, true
