@@ -2,6 +2,9 @@ package integration
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -181,12 +184,72 @@ func TestIntegrationBadInput(t *testing.T) {
 	})
 
 	t.Run("corrupt stored offset", func(t *testing.T) {
-		// Writing "abc" into /consumers/<g>/offsets/<t>/<p> needs a raw
-		// ZooKeeper write; kazoo offers none (CommitOffset takes an int64
-		// and refuses negatives), and this package does not reach past
-		// kazoo to go-zookeeper.
-		t.Skip("needs a raw ZooKeeper write of a non-decimal offset; kazoo exposes no API for it")
+		// An operator (or a broken tool) writes a non-decimal offset. The
+		// group reports it naming the znode and holds the partition: it
+		// never consumes from a guessed position. Once the offset is
+		// repaired, consumption resumes exactly there.
+		topic := newTopic(t, 1)
+		produce(t, topic, 20)
+		group := testenv.UniqueName("g")
+		kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer kz.Close()
+		if err := kz.Consumergroup(group).CommitOffset(topic, 0, 5); err != nil {
+			t.Fatal(err)
+		}
+		path := "/consumers/" + group + "/offsets/" + topic + "/0"
+		zkCliSet(t, path, "abc")
+
+		cfg := testConfig()
+		cfg.Claim.RetryCooldown = 300 * time.Millisecond
+		cg := join(t, group, []string{topic}, cfg)
+		c := collect(cg)
+		defer func() {
+			closeGroup(t, cg)
+			<-c.done
+		}()
+		waitFor(t, 30*time.Second, "the corrupt offset to be reported", func() bool {
+			for _, err := range c.errors() {
+				if errors.Is(err, kazoo.ErrMalformed) && strings.Contains(err.Error(), path) {
+					return true
+				}
+			}
+			return false
+		})
+		time.Sleep(time.Second)
+		if n := c.ledger.distinct(); n != 0 {
+			t.Fatalf("%d messages delivered from a corrupt offset", n)
+		}
+
+		if err := kz.Consumergroup(group).CommitOffset(topic, 0, 5); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 30*time.Second, "the 15 messages after the repaired offset", func() bool { return c.ledger.distinct() >= 15 })
+		c.ledger.mu.Lock()
+		first := c.ledger.all[0].offset
+		c.ledger.mu.Unlock()
+		if first != 5 {
+			t.Errorf("after the repair, consumption started at %d, want 5", first)
+		}
 	})
+}
+
+// zkCliSet writes value into the znode at path with ZooKeeper's own command
+// line client (from the stack's jars), as an operator would: the library
+// offers no way to store a non-decimal offset.
+func zkCliSet(t testing.TB, path, value string) {
+	t.Helper()
+	lib := os.Getenv("STACK_CACHE")
+	if lib == "" {
+		lib = filepath.Join("..", "integration", ".cache")
+	}
+	cmd := exec.Command("java", "-cp", filepath.Join(lib, "lib", "*"), "org.apache.zookeeper.ZooKeeperMain",
+		"-server", testenv.ZKAddr(), "set", path, value)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("zkCli set %s: %v\n%s", path, err, out)
+	}
 }
 
 // ignoreGlobalMeterArbiter: see TestMain.

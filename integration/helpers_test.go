@@ -29,48 +29,8 @@ func saramaConfig() *sarama.Config {
 func newTopic(t testing.TB, partitions int32) string {
 	t.Helper()
 	name := testenv.UniqueName("it")
-	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("cluster admin: %v", err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		t.Fatalf("create topic %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if a, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig()); err == nil {
-			_ = a.DeleteTopic(name)
-			_ = a.Close()
-		}
-	})
-	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := client.RefreshMetadata(name)
-		var ps []int32
-		if err == nil {
-			ps, err = client.Partitions(name)
-		}
-		if err == nil && int32(len(ps)) == partitions {
-			ok := true
-			for _, p := range ps {
-				if _, lerr := client.Leader(name, p); lerr != nil {
-					ok = false
-				}
-			}
-			if ok {
-				return name
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topic %s: partitions have no leader after 30s (last error %v)", name, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	createNamedTopic(t, name, partitions)
+	return name
 }
 
 // produce sends n messages round-robin over the topic's partitions and
