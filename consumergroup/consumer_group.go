@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -138,6 +139,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	claimConf.MaxInterval = min(cg.config.Claim.MaxInterval, cg.config.Offsets.ProcessingTimeout)
 	claimConf.InitialInterval = min(claimConf.InitialInterval, claimConf.MaxInterval)
 	claimConf.RetryCooldown = cg.config.Claim.RetryCooldown
+	// A release that cannot get through within the session timeout is moot:
+	// the session, and with it the owner node, is gone by then.
+	claimConf.ReleaseTimeout = cg.config.Zookeeper.Timeout
 	if cg.claimer, err = claim.New(claim.NewKazooRegistry(cg.group, cg.instance.ID), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
@@ -217,13 +221,13 @@ func (cg *ConsumerGroup) Close() error {
 	cg.singleShutdown.Do(func() {
 		cg.log.Info("closing")
 		close(cg.stopper)
-		<-cg.done
+		cg.awaitStop()
 		var errs []error
 		if e := cg.offsetManager.Close(); e != nil {
 			errs = append(errs, e)
 		}
-		if e := cg.instance.Deregister(); e != nil && !errors.Is(e, kazoo.ErrInstanceNotRegistered) {
-			errs = append(errs, fmt.Errorf("consumergroup: deregister: %w", e))
+		if e := cg.deregister(); e != nil {
+			errs = append(errs, e)
 		}
 		cg.teardown()
 		cg.closed.Store(true)
@@ -233,6 +237,47 @@ func (cg *ConsumerGroup) Close() error {
 		cg.log.Info("closed", "err", err)
 	})
 	return err
+}
+
+// awaitStop waits for the manage loop to stop every partition. A request
+// to a ZooKeeper that is out of reach can hang for many seconds, so when the
+// instance is fenced off, or the partitions have not stopped within
+// ProcessingTimeout plus the session timeout, it closes the session first:
+// every pending request then fails at once. Nothing is lost by that: a
+// commit or release that cannot get through is worth nothing, and the
+// session's end deletes our registration and claims.
+func (cg *ConsumerGroup) awaitStop() {
+	if paused, _, _ := cg.gate.state(); paused {
+		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
+		_ = cg.kazoo.Close()
+	}
+	bound := time.NewTimer(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
+	defer bound.Stop()
+	select {
+	case <-cg.done:
+	case <-bound.C:
+		cg.log.Warn("partitions did not stop in time; closing the session to unblock them")
+		_ = cg.kazoo.Close()
+		<-cg.done
+	}
+}
+
+// deregister removes the registration, waiting at most half the session
+// timeout: cut off from ZooKeeper, a request can hang far longer, and closing
+// the session (which Close does next) deletes the registration anyway.
+func (cg *ConsumerGroup) deregister() error {
+	done := make(chan error, 1)
+	go func() { done <- cg.instance.Deregister() }() // unblocked by the session's close at the latest
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, kazoo.ErrInstanceNotRegistered) {
+			return fmt.Errorf("consumergroup: deregister: %w", err)
+		}
+		return nil
+	case <-time.After(cg.config.Zookeeper.Timeout / 2):
+		cg.log.Warn("deregistering timed out; closing the session removes the registration")
+		return nil
+	}
 }
 
 // Logf logs a formatted message at info level through Config.Logger, as

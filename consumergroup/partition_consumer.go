@@ -124,6 +124,13 @@ func (w *partitionWorker) run() {
 	owned := w.cg.offsetManager.adopt(w.tp, pc, next, version, w)
 	w.consume(owned, next)
 
+	if paused, _, _ := w.cg.gate.state(); paused {
+		// Fenced off from ZooKeeper: a commit or release cannot get through
+		// (and the session may be gone already). Waiting for them would only
+		// hold up a rebalance or Close; what was marked is delivered again.
+		log.Warn("stopping while fenced off from ZooKeeper: no final commit or release")
+		w.abandon.Store(true)
+	}
 	if w.abandon.Load() {
 		w.cg.offsetManager.drop(w.tp, owned)
 		return

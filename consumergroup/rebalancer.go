@@ -90,8 +90,27 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer func() { stopAll(false) }()
 
 	failures := 0
+	type viewResult struct {
+		v   view
+		err error
+	}
 	for {
-		v, err := cg.readView(ws, missing)
+		// Reads from ZooKeeper can hang for a long time when it is out of
+		// reach; Close must not wait for them. A read abandoned here ends
+		// when Close closes the session.
+		res := make(chan viewResult, 1)
+		go func(ws *watchSet) {
+			v, err := cg.readView(ws, missing)
+			res <- viewResult{v, err}
+		}(ws)
+		var v view
+		var err error
+		select {
+		case r := <-res:
+			v, err = r.v, r.err
+		case <-cg.stopper:
+			return
+		}
 		if err != nil {
 			failures++
 			cg.log.Warn("reading the group's state failed; retrying", "err", err, "failures", failures)
