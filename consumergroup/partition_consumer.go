@@ -243,10 +243,7 @@ func offsetName(o int64) string {
 // firstFetch), or nothing when that does not apply or fails: the partition
 // consumer then starts at start as usual.
 func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
-	t0 := time.Now()
 	msgs, err := w.cg.fetcher.fetch(w.ctx, w.tp.Topic, w.tp.Partition, start)
-	w.cg.log.Debug("direct first fetch", "topic", w.tp.Topic, "partition", w.tp.Partition, "offset", start,
-		"messages", len(msgs), "took", time.Since(t0), "err", err)
 	if err != nil {
 		w.cg.log.Debug("direct first fetch failed; using the partition consumer", "topic", w.tp.Topic,
 			"partition", w.tp.Partition, "offset", start, "err", err)
