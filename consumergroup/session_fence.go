@@ -121,10 +121,8 @@ func (f *sessionFence) run() {
 	for {
 		select {
 		case <-ctx.Done():
-			if inFlight {
-				// The probe returns once the connection is closed by Close.
-				go func() { <-probeDone }()
-			}
+			// A probe in flight returns once Close closes the session; its
+			// result goes into the buffered channel.
 			return
 		case started := <-probeDone:
 			inFlight = false
