@@ -1,0 +1,169 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// Fault tests that stop and restart the stack's own servers. They disturb
+// every other test using the stack at the same time, so they run only with
+// ZKGROUP_FAULTS=1, in a step of their own (see README's test command).
+func faultTest(t *testing.T) {
+	t.Helper()
+	testenv.Integration(t)
+	if os.Getenv("ZKGROUP_FAULTS") == "" {
+		t.Skip("restarts the stack's servers: runs with ZKGROUP_FAULTS=1, alone (README's test command does)")
+	}
+}
+
+// stack runs integration/stack.sh with args (the test's working directory
+// is integration/); the stack's settings come from the environment.
+func stack(t *testing.T, args ...string) {
+	t.Helper()
+	start := time.Now()
+	out, err := exec.Command("./stack.sh", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("stack.sh %v: %v\n%s", args, err, out)
+	}
+	t.Logf("stack.sh %v took %v", args, time.Since(start).Round(time.Millisecond))
+}
+
+// TestIntegrationFaultZooKeeperRestart: ZooKeeper stops and restarts within
+// the session timeout while two instances consume. Sessions survive (the
+// server restores them), so nothing moves: 0 lost, 0 duplicates, 0 offset
+// regressions, and both instances keep their partitions.
+func TestIntegrationFaultZooKeeperRestart(t *testing.T) {
+	faultTest(t)
+	const partitions = 8
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("g")
+	offsets := observeOffsets(t, group, topic, partitions)
+	cfg := testConfig()
+	cfg.Zookeeper.Timeout = 15 * time.Second
+	cfg2 := testConfig()
+	cfg2.Zookeeper.Timeout = 15 * time.Second
+
+	l := newLedger()
+	a := join(t, group, []string{topic}, cfg)
+	b := join(t, group, []string{topic}, cfg2)
+	da, db := consume(t, 1, a, l), consume(t, 2, b, l)
+	counts := produce(t, topic, 1000)
+	waitFor(t, 60*time.Second, "the first batch", func() bool { return l.distinct() >= 1000 })
+
+	stack(t, "stop-zk")
+	time.Sleep(time.Second)
+	stack(t, "start-zk")
+
+	more := produce(t, topic, 1000)
+	for p, n := range more {
+		counts[p] += n
+	}
+	waitFor(t, 60*time.Second, "the second batch", func() bool { return l.distinct() >= 2000 })
+	closeGroup(t, a)
+	closeGroup(t, b)
+	<-da
+	<-db
+
+	if m := l.missing(topic, counts); m != 0 {
+		t.Errorf("%d messages lost", m)
+	}
+	if d := l.duplicates(); d != 0 {
+		t.Errorf("%d duplicates: the sessions should have survived the restart", d)
+	}
+	if r := offsets.Regressions(); len(r) != 0 {
+		t.Errorf("offsets went backwards: %v", r)
+	}
+	sets, missed := offsets.Counts()
+	t.Logf("ZooKeeper restart: 2000 messages, lost %d, duplicates %d, regressions %d (sets seen %d, unseen %d)",
+		l.missing(topic, counts), l.duplicates(), len(offsets.Regressions()), sets, missed)
+}
+
+// TestIntegrationFaultBrokerRestart: the (only) broker is killed and
+// restarted while a group consumes a backlog slowly. The partition consumers
+// report the outage and resume: 0 lost, 0 duplicates, 0 regressions.
+func TestIntegrationFaultBrokerRestart(t *testing.T) {
+	faultTest(t)
+	const partitions = 4
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("g")
+	offsets := observeOffsets(t, group, topic, partitions)
+	counts := produce(t, topic, 2000)
+
+	l := newLedger()
+	cg := join(t, group, []string{topic}, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		msgs, errs := cg.Messages(), cg.Errors()
+		for msgs != nil {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					msgs = nil
+					continue
+				}
+				l.add(delivery{consumer: 1, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+				time.Sleep(500 * time.Microsecond)
+				_ = cg.CommitUpto(m)
+			case err, ok := <-errs:
+				if ok {
+					t.Logf("reported: %v", err)
+				} else {
+					errs = nil
+				}
+			}
+		}
+	}()
+	waitFor(t, 60*time.Second, "part of the backlog", func() bool { return l.distinct() >= 300 })
+
+	stack(t, "kill-broker", "1")
+	time.Sleep(2 * time.Second)
+	stack(t, "start-broker", "1")
+	waitForLeaders(t, topic, partitions)
+
+	more := produce(t, topic, 1000)
+	for p, n := range more {
+		counts[p] += n
+	}
+	waitFor(t, 120*time.Second, "every message", func() bool { return l.distinct() >= 3000 })
+	closeGroup(t, cg)
+	<-done
+
+	if m := l.missing(topic, counts); m != 0 {
+		t.Errorf("%d messages lost", m)
+	}
+	if d := l.duplicates(); d != 0 {
+		t.Errorf("%d duplicates", d)
+	}
+	if r := offsets.Regressions(); len(r) != 0 {
+		t.Errorf("offsets went backwards: %v", r)
+	}
+	t.Logf("broker kill -9 and restart: 3000 messages, lost %d, duplicates %d, regressions %d",
+		l.missing(topic, counts), l.duplicates(), len(offsets.Regressions()))
+}
+
+func waitForLeaders(t *testing.T, topic string, partitions int32) {
+	t.Helper()
+	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	waitFor(t, 60*time.Second, "leaders after the restart", func() bool {
+		if client.RefreshMetadata(topic) != nil {
+			return false
+		}
+		for p := int32(0); p < partitions; p++ {
+			if b, err := client.Leader(topic, p); err != nil || b == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
