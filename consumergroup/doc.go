@@ -67,8 +67,14 @@
 //     operator reset), the group drops its pending marks, resumes at the
 //     stored offset and reports an *OffsetConflictError; it never overwrites
 //     the new value.
+//   - Messages() is unbuffered: a message is handed over only when the
+//     application takes it, so a partition that moves strands no buffer of
+//     messages for the next owner to deliver again.
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged.
+//   - A gained partition delivers its first message within milliseconds of
+//     the claim: its first batch is read with a direct fetch, since sarama's
+//     consumer waits 100 ms to batch new partitions before its first fetch.
 //   - Invalid configuration and arguments are rejected with errors naming the
 //     field; invalid values are never silently replaced.
 //
