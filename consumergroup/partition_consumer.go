@@ -82,7 +82,14 @@ func (w *partitionWorker) lost() {
 
 func (w *partitionWorker) run() {
 	defer close(w.done)
-	defer w.cancel()
+	defer func() {
+		if w.ctx.Err() == nil {
+			// Ended on its own (permanent claim error, claim lost, session
+			// replaced): the manage loop decides whether to start it again.
+			w.exitOnItsOwn()
+		}
+		w.cancel()
+	}()
 	log := w.cg.log.With("topic", w.tp.Topic, "partition", w.tp.Partition)
 
 	if w.prev != nil {
@@ -97,9 +104,8 @@ func (w *partitionWorker) run() {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, e)
 	})
 	if err != nil {
-		if w.ctx.Err() == nil { // a permanent claim error: the manager decides what next
+		if w.ctx.Err() == nil { // a permanent claim error
 			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
-			w.exitOnItsOwn()
 		}
 		return
 	}

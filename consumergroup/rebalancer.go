@@ -72,7 +72,9 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	workers := make(map[topicPartition]*partitionWorker)
 	stopping := make(map[topicPartition]*partitionWorker) // stopped, maybe not done
 	exited := make(chan *partitionWorker)
-	missing := make(map[string]bool) // topics reported missing
+	missing := make(map[string]bool)               // topics reported missing
+	cooldown := make(map[topicPartition]time.Time) // partitions not to restart before then
+	cooled := make(chan struct{}, 1)               // a cool-down ended
 	resync := time.NewTicker(resyncInterval)
 	defer resync.Stop()
 
@@ -131,7 +133,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 		} else {
 			failures = 0
-			cg.reconcile(v, workers, stopping, exited)
+			cg.reconcile(v, workers, stopping, cooldown, exited)
 		}
 
 		var retry <-chan time.Time
@@ -142,6 +144,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		case <-cg.stopper:
 			return
 		case <-ws.wake:
+		case <-cooled:
 		case <-retry:
 		case <-resync.C:
 		case <-fence.expired:
@@ -153,8 +156,19 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 			ws = newWatchSet() // the old watches died with the session
 		case w := <-exited:
+			// A partition that ended on its own is started again, if still
+			// assigned here, after Claim.RetryCooldown: a persistent error
+			// must not spin.
 			if workers[w.tp] == w {
 				delete(workers, w.tp)
+				stopping[w.tp] = w
+				cooldown[w.tp] = time.Now().Add(cg.config.Claim.RetryCooldown)
+				time.AfterFunc(cg.config.Claim.RetryCooldown, func() {
+					select {
+					case cooled <- struct{}{}:
+					default:
+					}
+				})
 			}
 		}
 	}
@@ -245,7 +259,8 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, 
 
 // reconcile stops the workers of partitions no longer assigned here and
 // starts workers for newly assigned ones; partitions kept keep flowing.
-func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker, exited chan<- *partitionWorker) {
+func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker,
+	cooldown map[topicPartition]time.Time, exited chan<- *partitionWorker) {
 	want := make(map[topicPartition]bool)
 	for topic, parts := range v.partitions {
 		assigned, err := Assign(cg.config.Assignment.Strategy, v.instances, parts)
@@ -273,8 +288,14 @@ func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]
 		default:
 		}
 	}
+	now := time.Now()
+	for tp, until := range cooldown {
+		if !now.Before(until) {
+			delete(cooldown, tp)
+		}
+	}
 	for tp := range want {
-		if workers[tp] == nil {
+		if _, cooling := cooldown[tp]; workers[tp] == nil && !cooling {
 			workers[tp] = cg.startWorker(tp, stopping[tp], exited)
 			delete(stopping, tp) // the new worker waits for it
 			gained = append(gained, tp)

@@ -241,14 +241,21 @@ func TestIntegrationBadInput(t *testing.T) {
 // offers no way to store a non-decimal offset.
 func zkCliSet(t testing.TB, path, value string) {
 	t.Helper()
+	zkCli(t, "set", path, value)
+}
+
+// zkCli runs one command of ZooKeeper's command line client against the
+// stack, with the jars stack.sh fetched.
+func zkCli(t testing.TB, args ...string) {
+	t.Helper()
 	lib := os.Getenv("STACK_CACHE")
 	if lib == "" {
 		lib = filepath.Join("..", "integration", ".cache")
 	}
-	cmd := exec.Command("java", "-cp", filepath.Join(lib, "lib", "*"), "org.apache.zookeeper.ZooKeeperMain",
-		"-server", testenv.ZKAddr(), "set", path, value)
+	cmd := exec.Command("java", append([]string{"-cp", filepath.Join(lib, "lib", "*"),
+		"org.apache.zookeeper.ZooKeeperMain", "-server", testenv.ZKAddr()}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("zkCli set %s: %v\n%s", path, err, out)
+		t.Fatalf("zkCli %v: %v\n%s", args, err, out)
 	}
 }
 
