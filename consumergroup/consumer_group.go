@@ -40,9 +40,6 @@ type ConsumerGroup struct {
 	done     chan struct{} // closed when the manage loop has stopped every partition
 	gate     *deliveryGate // closed while this instance is fenced off
 
-	// registeredSession is the ZooKeeper session that holds our registration.
-	registeredSession atomic.Int64
-
 	singleShutdown sync.Once
 	closed         atomic.Bool
 	droppedErrors  atomic.Int64

@@ -121,12 +121,13 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 		} else if !slices.Contains(v.instances, cg.instance.ID) {
 			// Our registration is gone. After a session expiry the fence's
-			// signal follows and drops every partition without committing;
-			// until then nothing here is stopped through the committing path.
-			// If the session is intact (someone deleted the node), register
-			// again; the partitions are still ours.
+			// signal (handled below) drops every partition without
+			// committing and registers again; until it has, nothing here
+			// stops through the committing path. Otherwise (someone deleted
+			// the node, or registering after an expiry failed) register
+			// again now.
 			failures = 0
-			if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionConnected && s.ID == cg.registeredSession.Load() {
+			if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionConnected && len(fence.expired) == 0 {
 				if err := cg.reregister(); err != nil {
 					cg.report(newPartitionError("", -1, fmt.Errorf("register again: %w", err)))
 				}
@@ -176,10 +177,12 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 
 // reregister registers the instance again after a session expiry.
 func (cg *ConsumerGroup) reregister() error {
-	id := cg.kazoo.SessionID()
 	err := cg.instance.Register(cg.topics)
-	if err == nil {
-		cg.registeredSession.Store(id)
+	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
+		// Held by this session already, or by an older session of ours
+		// about to expire: its deletion wakes the loop, which registers
+		// again then.
+		return nil
 	}
 	return err
 }
