@@ -40,6 +40,7 @@ type ConsumerGroup struct {
 	done     chan struct{} // closed when the manage loop has stopped every partition
 	gate     *deliveryGate // closed while this instance is fenced off
 
+	errorsMu       sync.RWMutex // report holds it to read, Close to close errors
 	singleShutdown sync.Once
 	closed         atomic.Bool
 	droppedErrors  atomic.Int64
@@ -55,6 +56,12 @@ type ConsumerGroup struct {
 // and when ZooKeeper, the brokers or the registration cannot be reached;
 // nothing is left running then.
 func JoinConsumerGroup(name string, topics []string, zookeeper []string, config *Config) (*ConsumerGroup, error) {
+	return joinGroup(name, topics, zookeeper, config, true)
+}
+
+// joinGroup is JoinConsumerGroup; runFence false leaves the session fence
+// idle, so tests can drive the delivery gate themselves.
+func joinGroup(name string, topics []string, zookeeper []string, config *Config, runFence bool) (*ConsumerGroup, error) {
 	if err := validateJoinArgs(name, topics, zookeeper); err != nil {
 		return nil, err
 	}
@@ -94,7 +101,9 @@ func JoinConsumerGroup(name string, topics []string, zookeeper []string, config 
 	cg.fetcher = newFirstFetcher(cg)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
-	go fence.run()
+	if runFence {
+		go fence.run()
+	}
 	go cg.manage(fence)
 	return cg, nil
 }
@@ -185,7 +194,12 @@ func (cg *ConsumerGroup) Errors() <-chan error {
 
 // report sends err on Errors() without blocking.
 func (cg *ConsumerGroup) report(err error) {
-	if err == nil || cg.closed.Load() {
+	if err == nil {
+		return
+	}
+	cg.errorsMu.RLock() // Close closes errors under the write lock
+	defer cg.errorsMu.RUnlock()
+	if cg.closed.Load() {
 		return
 	}
 	select {
@@ -227,9 +241,11 @@ func (cg *ConsumerGroup) Close() error {
 			errs = append(errs, e)
 		}
 		cg.teardown()
+		cg.errorsMu.Lock()
 		cg.closed.Store(true)
 		close(cg.messages)
 		close(cg.errors)
+		cg.errorsMu.Unlock()
 		err = errors.Join(errs...)
 		cg.log.Info("closed", "err", err)
 	})

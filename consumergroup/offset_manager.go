@@ -88,13 +88,14 @@ func (o *ownedOffsets) delivered(offset int64) {
 }
 
 func (o *ownedOffsets) mark(offset int64) bool {
+	gen := o.tracker.Generation() // before the checks: a restart after them refuses the mark
 	if o.seeking.Load() || o.lost.Load() {
 		return false
 	}
 	if o.worker != nil && offset > o.maxOffered.Load() {
 		return false
 	}
-	return o.tracker.MarkOffset(offset)
+	return o.tracker.MarkOffsetAt(offset, gen)
 }
 
 // restart moves the partition to offset (negative: none stored, start at

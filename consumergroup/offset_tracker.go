@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // offsetTracker follows the offsets of one owned partition for the commit
@@ -28,6 +29,7 @@ type offsetTracker struct {
 	delivered    int64 // highest offset delivered since the start or last Reset
 	hasDelivered bool
 	changed      chan struct{} // made by a waiter; closed (and dropped) at the next change
+	gen          atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
 
 // newOffsetTracker returns a tracker for a partition whose stored next offset
@@ -61,12 +63,24 @@ func (t *offsetTracker) waitChanLocked() chan struct{} {
 // start or reset position), and a negative offset, change nothing and return
 // false, so the caller can report them.
 func (t *offsetTracker) MarkOffset(offset int64) bool {
+	return t.MarkOffsetAt(offset, t.gen.Load())
+}
+
+// Generation returns the current position generation; Reset moves it.
+func (t *offsetTracker) Generation() uint64 {
+	return t.gen.Load()
+}
+
+// MarkOffsetAt is MarkOffset for a mark judged valid at generation gen: it
+// is refused if a Reset happened since, so a mark of a message delivered
+// before a seek can never move the new position.
+func (t *offsetTracker) MarkOffsetAt(offset int64, gen uint64) bool {
 	if offset < 0 {
 		return false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if offset+1 <= t.next {
+	if t.gen.Load() != gen || offset+1 <= t.next {
 		return false
 	}
 	t.next = offset + 1
@@ -115,6 +129,7 @@ func (t *offsetTracker) Reset(to int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next, t.committed = to, to
+	t.gen.Add(1)
 	t.delivered, t.hasDelivered = 0, false
 	t.notifyLocked()
 }

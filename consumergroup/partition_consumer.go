@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 // topicPartition names one partition of one topic.
@@ -31,9 +32,11 @@ type partitionWorker struct {
 	cancel context.CancelFunc
 	exited chan<- *partitionWorker // told when the worker ends on its own
 
-	// abandon: stop without committing or releasing (the session expired,
-	// or the claim was lost).
+	// abandon: stop without the final commit (the session expired or is
+	// cut off, or the claim was lost).
 	abandon atomic.Bool
+	// claimLost: the epoch moved; there is nothing to release.
+	claimLost atomic.Bool
 
 	pending  atomic.Bool   // set after cancel, lostC or seekC fired: pump checks them
 	seekC    chan int64    // the offset manager adopted a stored offset: resume there
@@ -96,6 +99,9 @@ func (w *partitionWorker) run() {
 		select {
 		case <-w.prev.done:
 		case <-w.ctx.Done():
+			// Our done must imply the predecessor's: the manage loop tracks
+			// only us now. It is stopped already, so this wait is bounded.
+			<-w.prev.done
 			return
 		}
 	}
@@ -112,15 +118,22 @@ func (w *partitionWorker) run() {
 	log.Info("claimed", "epoch", pc.Epoch)
 
 	defer func() {
-		if w.abandon.Load() {
-			log.Info("dropped without commit or release")
-			return
+		// Release unless the claim is provably gone: only a moved epoch or
+		// a replaced (or closed) session proves that. A fenced instance
+		// whose session survives still owns the node, and must delete it.
+		sess, _ := w.cg.kazoo.Session()
+		switch {
+		case w.claimLost.Load():
+			log.Info("stopped; the claim was lost, nothing to release")
+		case sess.Status == kazoo.SessionClosed || sess.ID != pc.SessionID:
+			log.Info("stopped; the session holding the claim is gone, nothing to release")
+		default:
+			if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+				return
+			}
+			log.Info("released")
 		}
-		if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
-			return
-		}
-		log.Info("released")
 	}()
 
 	next, version, err := w.readOffset()
@@ -131,21 +144,23 @@ func (w *partitionWorker) run() {
 	w.consume(owned, next)
 
 	if paused, _, _ := w.cg.gate.state(); paused {
-		// Fenced off from ZooKeeper: a commit or release cannot get through
-		// (and the session may be gone already). Waiting for them would only
-		// hold up a rebalance or Close; what was marked is delivered again.
-		log.Warn("stopping while fenced off from ZooKeeper: no final commit or release")
+		// Fenced off from ZooKeeper: waiting for marks and a final commit
+		// would only hold up a rebalance or Close (what was marked is
+		// delivered again). The release is still tried, within the session
+		// timeout: if the session survives, the owner node is still ours.
+		log.Warn("stopping while fenced off from ZooKeeper: no final commit")
 		w.abandon.Store(true)
 	}
 	if w.abandon.Load() {
 		w.cg.offsetManager.drop(w.tp, owned)
+		log.Info("dropped without a final commit")
 		return
 	}
 	if err := w.cg.offsetManager.finalize(owned, w.cg.config.Offsets.ProcessingTimeout); err != nil {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
 	}
 	if owned.lost.Load() {
-		w.abandon.Store(true) // the epoch moved during the final commit: do not release
+		w.claimLost.Store(true) // the epoch moved during the final commit
 	}
 }
 
@@ -199,21 +214,37 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 			case <-w.lostC:
 				t.Stop()
 				w.abandon.Store(true)
+				w.claimLost.Store(true)
 				return
 			case <-t.C:
 			}
 			continue
 		}
-		resume, stop := w.pump(owned, spc, prefix)
-		spc.AsyncClose()
-		for range spc.Messages() {
-		}
-		for range spc.Errors() {
-		}
+		resume, stop := w.pump(owned, spc, prefix, start)
+		closePartitionConsumer(spc)
 		if stop {
 			return
 		}
 		start = resume
+	}
+}
+
+// closePartitionConsumer closes spc and drains both of its channels at
+// once: sarama blocks on a full errors channel before it closes messages.
+func closePartitionConsumer(spc sarama.PartitionConsumer) {
+	spc.AsyncClose()
+	msgs, errs := spc.Messages(), spc.Errors()
+	for msgs != nil || errs != nil {
+		select {
+		case _, ok := <-msgs:
+			if !ok {
+				msgs = nil
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+		}
 	}
 }
 
@@ -264,7 +295,7 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 // While messages are ready it takes them without a full select; the control
 // channels are read whenever the pending flag says one of them fired, and
 // in the blocking select when no message is ready.
-func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage) (resume int64, stop bool) {
+func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, stop bool) {
 	last := int64(-1)
 	msgs := spc.Messages()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
@@ -287,6 +318,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 					return 0, true
 				case <-w.lostC:
 					w.abandon.Store(true)
+					w.claimLost.Store(true)
 					return 0, true
 				case to := <-w.seekC:
 					owned.restart(to)
@@ -303,8 +335,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				if last >= 0 {
 					return last + 1, false
 				}
-				next, _ := owned.tracker.Pending()
-				return next, false
+				return start, false
 			}
 		}
 		if delivered, stop := w.deliver(owned, m, valid); stop {
@@ -324,6 +355,7 @@ func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, 
 		return 0, true, true
 	case <-w.lostC:
 		w.abandon.Store(true)
+		w.claimLost.Store(true)
 		return 0, true, true
 	case to := <-w.seekC:
 		owned.restart(to)

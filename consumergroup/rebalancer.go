@@ -85,6 +85,9 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			delete(workers, tp)
 		}
 		for tp, w := range stopping {
+			if abandon { // partitions still draining: no final commit either
+				w.stop(true)
+			}
 			<-w.done
 			delete(stopping, tp)
 		}

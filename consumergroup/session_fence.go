@@ -172,7 +172,7 @@ func (g *deliveryGate) send(ctx context.Context, out chan<- *sarama.ConsumerMess
 // whether valid failed (invalid) rather than ctx ending.
 func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
 	// Fast path: the gate is open and the reader is waiting.
-	if paused, _, _ := g.state(); !paused {
+	if paused, _, _ := g.state(); !paused && ctx.Err() == nil {
 		if valid != nil && !valid() {
 			return false, true
 		}

@@ -1,0 +1,34 @@
+package consumergroup
+
+import (
+	"log/slog"
+	"testing"
+	"testing/synctest"
+)
+
+// A worker started with a predecessor (prev) that is still draining, and
+// stopped again before prev is done, must not close its done channel before
+// prev's: reconcile tracks only the successor, so manage's stopAll (Close)
+// and the next reconcile rely on "done" covering the predecessor too.
+func TestSuccessorDoneImpliesPredecessorDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
+		prev := &partitionWorker{done: make(chan struct{})} // stopped, still draining/committing/releasing
+		exited := make(chan *partitionWorker)
+		w := cg.startWorker(topicPartition{"t", 0}, prev, exited)
+		synctest.Wait()
+		w.stop(false) // rebalanced away again, or Close's stopAll
+		synctest.Wait()
+		select {
+		case <-w.done:
+			select {
+			case <-prev.done:
+			default:
+				t.Error("successor's done closed while its predecessor still runs: manage (stopAll, reconcile) no longer waits for the predecessor")
+			}
+		default:
+		}
+		close(prev.done)
+		synctest.Wait()
+	})
+}
