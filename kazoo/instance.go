@@ -126,25 +126,10 @@ func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 	if err != nil {
 		return err
 	}
-	node := cgi.regPath()
-	conn := cgi.kz().conn
-	for range 3 {
-		ok, stat, err := conn.Exists(node)
-		if err != nil {
-			return znodeErr("exists", node, err)
-		}
-		if err := cgi.ownRegistration(node, ok, stat); err != nil {
-			return err
-		}
-		_, err = conn.Set(node, data, stat.Version)
-		if errors.Is(err, zk.ErrBadVersion) {
-			continue // changed meanwhile: look again
-		} else if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
-		}
-		return znodeErr("set", node, err)
-	}
-	return znodeErr("set", node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
+	return cgi.onOwnRegistration("set", func(conn *zk.Conn, node string, version int32) error {
+		_, err := conn.Set(node, data, version)
+		return err
+	})
 }
 
 // Deregister deletes the instance's registration, with its exact version
@@ -154,6 +139,15 @@ func (cgi *ConsumergroupInstance) Deregister() error {
 	if err := cgi.check(); err != nil {
 		return err
 	}
+	return cgi.onOwnRegistration("delete", func(conn *zk.Conn, node string, version int32) error {
+		return conn.Delete(node, version)
+	})
+}
+
+// onOwnRegistration runs op (a set or delete at the node's exact version)
+// on the registration node, only if this client's session created it. A
+// version that moved meanwhile makes it look again, up to three times.
+func (cgi *ConsumergroupInstance) onOwnRegistration(what string, op func(conn *zk.Conn, node string, version int32) error) error {
 	node := cgi.regPath()
 	conn := cgi.kz().conn
 	for range 3 {
@@ -164,15 +158,15 @@ func (cgi *ConsumergroupInstance) Deregister() error {
 		if err := cgi.ownRegistration(node, ok, stat); err != nil {
 			return err
 		}
-		err = conn.Delete(node, stat.Version)
+		err = op(conn, node, stat.Version)
 		if errors.Is(err, zk.ErrBadVersion) {
-			continue
+			continue // changed meanwhile: look again
 		} else if errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
 		}
-		return znodeErr("delete", node, err)
+		return znodeErr(what, node, err)
 	}
-	return znodeErr("delete", node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
+	return znodeErr(what, node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
 }
 
 // ownRegistration reports an error unless the registration node exists and

@@ -196,22 +196,30 @@ func (kz *Kazoo) createOrUpdate(node string, value []byte, ephemeral bool) error
 }
 
 // deleteRecursive deletes node and everything below it; a missing node is
-// not an error.
+// not an error. A child created meanwhile (a commit racing a reset, say)
+// makes it list the children again, a few times.
 func (kz *Kazoo) deleteRecursive(node string) error {
-	children, stat, err := kz.conn.Children(node)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
-	} else if err != nil {
-		return znodeErr("children", node, err)
-	}
-	for _, child := range children {
-		if err := kz.deleteRecursive(path.Join(node, child)); err != nil {
-			return err
+	var err error
+	for range 5 {
+		var children []string
+		children, _, err = kz.conn.Children(node)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		} else if err != nil {
+			return znodeErr("children", node, err)
 		}
-	}
-	err = kz.conn.Delete(node, stat.Version)
-	if errors.Is(err, zk.ErrNoNode) {
-		return nil
+		for _, child := range children {
+			if err := kz.deleteRecursive(path.Join(node, child)); err != nil {
+				return err
+			}
+		}
+		err = kz.conn.Delete(node, -1)
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNotEmpty) {
+			break
+		}
 	}
 	return znodeErr("delete", node, err)
 }
