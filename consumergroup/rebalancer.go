@@ -248,7 +248,10 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, 
 		for _, p := range parts {
 			info := PartitionInfo{ID: p.ID, Leader: -1}
 			if cg.config.Assignment.Strategy == StrategyRangeByLeader {
-				leader, err := p.Leader()
+				// Leaders are an input of this assignment: watch them, so
+				// every instance recomputes when one moves and their views
+				// agree again at once.
+				leader, err := cg.readLeader(ws, p)
 				if err != nil && !errors.Is(err, kazoo.ErrNoNode) {
 					return v, fmt.Errorf("leader of %s/%d: %w", topic, p.ID, err)
 				}
@@ -261,6 +264,23 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, 
 		v.partitions[topic] = infos
 	}
 	return v, nil
+}
+
+// readLeader reads a partition's leader, arming a watch on its state node
+// unless one is armed already.
+func (cg *ConsumerGroup) readLeader(ws *watchSet, p *kazoo.Partition) (int32, error) {
+	key := fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID)
+	if ws.isArmed(key) {
+		return p.Leader()
+	}
+	state, ch, err := p.WatchState()
+	if ch != nil {
+		ws.arm(key, ch)
+	}
+	if err != nil {
+		return -1, err
+	}
+	return state.Leader, nil
 }
 
 // reconcile stops the workers of partitions no longer assigned here and

@@ -240,6 +240,24 @@ func (p *Partition) State() (*PartitionState, error) {
 	return parsePartitionState(node, data)
 }
 
+// WatchState is State plus a watch: the channel receives one Event when the
+// state node next changes (a new leader or ISR) or is deleted, and is then
+// closed. A parse error is returned with the watch, so the caller can wait
+// for the node to be fixed.
+func (p *Partition) WatchState() (*PartitionState, <-chan Event, error) {
+	if err := p.topic.check(); err != nil {
+		return nil, nil, err
+	}
+	kz := p.topic.kz
+	node := kz.partitionStatePath(p.topic.Name, p.ID)
+	data, _, w, err := kz.conn.GetW(node)
+	if err != nil {
+		return nil, nil, znodeErr("get", node, err)
+	}
+	state, err := parsePartitionState(node, data)
+	return state, watchChan(w), err
+}
+
 // Leader returns the broker id of the partition's current leader, or -1
 // when it has none. Errors are State's.
 func (p *Partition) Leader() (int32, error) {
