@@ -42,6 +42,7 @@ type partitionWorker struct {
 	seekC    chan int64    // the offset manager adopted a stored offset: resume there
 	lostC    chan struct{} // the offset manager saw the epoch move: stop now
 	lostOnce sync.Once
+	pcClosed chan struct{} // closed once the last partition consumer is closed (run's goroutine sets it)
 	done     chan struct{} // closed when run returns
 }
 
@@ -85,6 +86,11 @@ func (w *partitionWorker) lost() {
 
 func (w *partitionWorker) run() {
 	defer close(w.done)
+	defer func() {
+		if w.pcClosed != nil {
+			<-w.pcClosed
+		}
+	}()
 	defer func() {
 		if w.ctx.Err() == nil {
 			// Ended on its own (permanent claim error, claim lost, session
@@ -221,10 +227,19 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 			continue
 		}
 		resume, stop := w.pump(owned, spc, prefix, start)
-		closePartitionConsumer(spc)
 		if stop {
+			// sarama closes a partition consumer only after its broker's
+			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
+			// beside the final commit and release, not before them. run
+			// waits for it before done, so a successor can consume again.
+			w.pcClosed = make(chan struct{})
+			go func() {
+				defer close(w.pcClosed)
+				closePartitionConsumer(spc)
+			}()
 			return
 		}
+		closePartitionConsumer(spc)
 		start = resume
 	}
 }

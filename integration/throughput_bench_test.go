@@ -105,14 +105,21 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 	})
 
 	b.Run("consumergroup", func(b *testing.B) {
+		var joining, closing time.Duration
 		measure(b, func(b *testing.B) {
+			t0 := time.Now()
 			cg := join(b, testenv.UniqueName("bench"), []string{topic}, nil)
+			joining += time.Since(t0)
 			for got := 0; got < n; got++ {
 				_ = cg.CommitUpto(<-cg.Messages())
 			}
+			t1 := time.Now()
 			if err := cg.Close(); err != nil {
 				b.Fatal(err)
 			}
+			closing += time.Since(t1)
 		})
+		b.ReportMetric(float64(joining.Milliseconds())/float64(b.N), "join-ms")
+		b.ReportMetric(float64(closing.Milliseconds())/float64(b.N), "close-ms")
 	})
 }
