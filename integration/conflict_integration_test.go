@@ -2,6 +2,7 @@ package integration
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,8 +99,9 @@ func TestIntegrationOffsetResetWhileOwned(t *testing.T) {
 	if o, err := kz.Consumergroup(group).FetchOffset(topic, 0); err != nil || o != counts[0] {
 		t.Errorf("final stored offset %d (%v), want %d", o, err, counts[0])
 	}
-	// The only decrease the observer may see is the operator's own.
-	if r := offsets.Regressions(); len(r) != 1 {
-		t.Errorf("offset decreases seen: %v; want exactly the operator's rewind", r)
+	// The only decrease the observer may see is the operator's own (it may
+	// also miss it, when the group's next commits land before its read).
+	if r := offsets.Regressions(); len(r) > 1 || (len(r) == 1 && !strings.Contains(r[0], "-> 40 ")) {
+		t.Errorf("offset decreases seen: %v; want at most the operator's rewind to 40", r)
 	}
 }
