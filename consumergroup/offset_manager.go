@@ -135,8 +135,9 @@ func newZookeeperOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) *
 	return om
 }
 
-// adopt starts tracking a claimed partition whose stored offset node holds
-// next at version (-1, -1: no node).
+// adopt starts tracking a partition whose stored offset node holds next at
+// version (-1, -1: no node). c and w are nil for a partition started through
+// InitializePartition: unfenced commits, nobody to seek or stop.
 func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionClaim, next int64, version int32, w *partitionWorker) *ownedOffsets {
 	o := &ownedOffsets{tp: tp, tracker: newOffsetTracker(next), claim: c, worker: w, version: version}
 	o.maxOffered.Store(-1)
@@ -283,11 +284,7 @@ func (om *zookeeperOffsetManager) InitializePartition(topic string, partition in
 	if err != nil {
 		return -1, err
 	}
-	tp := topicPartition{topic, partition}
-	o := &ownedOffsets{tp: tp, tracker: newOffsetTracker(next), version: version}
-	om.mu.Lock()
-	om.parts[tp] = o
-	om.mu.Unlock()
+	om.adopt(topicPartition{topic, partition}, nil, next, version, nil)
 	return next, nil
 }
 

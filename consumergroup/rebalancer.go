@@ -194,17 +194,7 @@ func (cg *ConsumerGroup) reregister() error {
 // armed yet.
 func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, error) {
 	var v view
-	var err error
-	var instances kazoo.ConsumergroupInstanceList
-	if ws.isArmed("ids") {
-		instances, err = cg.group.Instances()
-	} else {
-		var ch <-chan kazoo.Event
-		instances, ch, err = cg.group.WatchInstances()
-		if err == nil {
-			ws.arm("ids", ch)
-		}
-	}
+	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
 	if err != nil {
 		return v, fmt.Errorf("list instances: %w", err)
 	}
@@ -215,17 +205,7 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, 
 	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
 	for _, topic := range cg.topics {
 		t := cg.kazoo.Topic(topic)
-		var parts kazoo.PartitionList
-		key := "topic/" + topic
-		if ws.isArmed(key) {
-			parts, err = t.Partitions()
-		} else {
-			var ch <-chan kazoo.Event
-			parts, ch, err = t.WatchPartitions()
-			if err == nil {
-				ws.arm(key, ch)
-			}
-		}
+		parts, err := watchedRead(ws, "topic/"+topic, t.Partitions, t.WatchPartitions)
 		if errors.Is(err, kazoo.ErrNoNode) {
 			// The topic does not exist (yet): report once, and watch the
 			// topic list so it is picked up when it appears.
@@ -269,18 +249,25 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, 
 // readLeader reads a partition's leader, arming a watch on its state node
 // unless one is armed already.
 func (cg *ConsumerGroup) readLeader(ws *watchSet, p *kazoo.Partition) (int32, error) {
-	key := fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID)
-	if ws.isArmed(key) {
-		return p.Leader()
-	}
-	state, ch, err := p.WatchState()
-	if ch != nil {
-		ws.arm(key, ch)
-	}
+	state, err := watchedRead(ws, fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID), p.State, p.WatchState)
 	if err != nil {
 		return -1, err
 	}
 	return state.Leader, nil
+}
+
+// watchedRead reads through read while key's watch is armed, and otherwise
+// through watch, arming the watch it returns (also with a parse error, so
+// a fix of the node wakes the loop).
+func watchedRead[T any](ws *watchSet, key string, read func() (T, error), watch func() (T, <-chan kazoo.Event, error)) (T, error) {
+	if ws.isArmed(key) {
+		return read()
+	}
+	v, ch, err := watch()
+	if ch != nil {
+		ws.arm(key, ch)
+	}
+	return v, err
 }
 
 // reconcile stops the workers of partitions no longer assigned here and
