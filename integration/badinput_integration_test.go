@@ -292,36 +292,18 @@ func configErrorFields(err error) []string {
 // its errors, until Close closes both channels.
 type collector struct {
 	ledger *ledger
-	done   chan struct{}
+	done   <-chan struct{}
 	mu     sync.Mutex
 	errs   []error
 }
 
 func collect(cg *consumergroup.ConsumerGroup) *collector {
-	c := &collector{ledger: newLedger(), done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		msgs, errs := cg.Messages(), cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				c.ledger.add(delivery{consumer: 1, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				_ = cg.CommitUpto(m)
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				c.mu.Lock()
-				c.errs = append(c.errs, err)
-				c.mu.Unlock()
-			}
-		}
-	}()
+	c := &collector{ledger: newLedger()}
+	c.done = readGroup(cg, 1, c.ledger, 0, func(err error) {
+		c.mu.Lock()
+		c.errs = append(c.errs, err)
+		c.mu.Unlock()
+	})
 	return c
 }
 

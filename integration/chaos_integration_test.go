@@ -343,29 +343,7 @@ func (f *chaosFleet) join() {
 // consume reads in's messages into the ledger, marking each one, and
 // tallies its errors, until Close closes both channels.
 func (f *chaosFleet) consume(in *chaosInstance) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		msgs, errs := in.cg.Messages(), in.cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				f.ledger.add(delivery{consumer: in.n, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				_ = in.cg.CommitUpto(m)
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				f.noteError(in, err)
-			}
-		}
-	}()
-	return ch
+	return readGroup(in.cg, in.n, f.ledger, 0, func(err error) { f.noteError(in, err) })
 }
 
 func (f *chaosFleet) noteError(in *chaosInstance, err error) {

@@ -142,14 +142,15 @@ func (l *ledger) missing(topic string, counts map[int32]int64) int {
 	return n
 }
 
-// consume reads cg's messages into l, marking each, until cg's Messages()
-// closes; it records errors through t.Logf. It returns when done.
-func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (done <-chan struct{}) {
+// readGroup reads cg's messages until Close closes both channels: each is
+// recorded in l as delivered to consumer id, held for work (a stand-in for
+// the application's processing time; 0 for none), then marked. onError
+// sees every error. The returned channel closes when both are drained.
+func readGroup(cg *consumergroup.ConsumerGroup, id int, l *ledger, work time.Duration, onError func(error)) (done <-chan struct{}) {
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
-		errs := cg.Errors()
-		msgs := cg.Messages()
+		msgs, errs := cg.Messages(), cg.Errors()
 		for msgs != nil || errs != nil {
 			select {
 			case m, ok := <-msgs:
@@ -158,17 +159,25 @@ func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (
 					continue
 				}
 				l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+				if work > 0 {
+					time.Sleep(work)
+				}
 				_ = cg.CommitUpto(m)
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil
 					continue
 				}
-				t.Logf("consumer %d: error: %v", id, err)
+				onError(err)
 			}
 		}
 	}()
 	return ch
+}
+
+// consume is readGroup without processing time, logging errors.
+func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (done <-chan struct{}) {
+	return readGroup(cg, id, l, 0, func(err error) { t.Logf("consumer %d: error: %v", id, err) })
 }
 
 // waitFor polls cond every 20 ms until it holds or timeout passes.

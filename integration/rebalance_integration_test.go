@@ -105,20 +105,7 @@ func TestIntegrationCleanRebalance(t *testing.T) {
 	// The first consumer processes ~1 ms per message, so each partition
 	// still has a backlog when the second joins.
 	a := join(t, group, []string{topic}, nil)
-	aDone := make(chan struct{})
-	go func() {
-		defer close(aDone)
-		for m := range a.Messages() {
-			l.add(delivery{consumer: 1, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-			time.Sleep(time.Millisecond)
-			_ = a.CommitUpto(m)
-		}
-	}()
-	go func() {
-		for err := range a.Errors() {
-			t.Logf("a: %v", err)
-		}
-	}()
+	aDone := readGroup(a, 1, l, time.Millisecond, func(err error) { t.Logf("a: %v", err) })
 	waitFor(t, 60*time.Second, "a backlog to be processed in part", func() bool { return l.distinct() >= 1000 })
 
 	joined := time.Now()

@@ -97,29 +97,7 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 
 	l := newLedger()
 	cg := join(t, group, []string{topic}, nil)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		msgs, errs := cg.Messages(), cg.Errors()
-		for msgs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				l.add(delivery{consumer: 1, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				time.Sleep(500 * time.Microsecond)
-				_ = cg.CommitUpto(m)
-			case err, ok := <-errs:
-				if ok {
-					t.Logf("reported: %v", err)
-				} else {
-					errs = nil
-				}
-			}
-		}
-	}()
+	done := readGroup(cg, 1, l, 500*time.Microsecond, func(err error) { t.Logf("reported: %v", err) })
 	waitFor(t, 60*time.Second, "part of the backlog", func() bool { return l.distinct() >= 300 })
 
 	stack(t, "kill-broker", "1")
