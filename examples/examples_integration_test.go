@@ -299,47 +299,8 @@ func saramaConfig() *sarama.Config {
 func newTopic(t *testing.T) string {
 	t.Helper()
 	name := testenv.UniqueName("examples")
-	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("cluster admin: %v", err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		t.Fatalf("create topic %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
-		if err != nil {
-			t.Logf("delete topic %s: %v", name, err)
-			return
-		}
-		defer admin.Close()
-		if err := admin.DeleteTopic(name); err != nil {
-			t.Logf("delete topic %s: %v", name, err)
-		}
-	})
-
-	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ready := client.RefreshMetadata(name) == nil
-		for p := range int32(partitions) {
-			if _, err := client.Leader(name, p); err != nil {
-				ready = false
-			}
-		}
-		if ready {
-			return name
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topic %s: not every partition has a leader after 30s", name)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.CreateTopic(t, name, partitions)
+	return name
 }
 
 // produce writes n messages round-robin and returns how many went to each

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"go.uber.org/goleak"
 
 	"github.com/zkgroup/kafka/consumergroup"
@@ -173,7 +172,7 @@ func TestIntegrationBadInput(t *testing.T) {
 			return false
 		})
 
-		createNamedTopic(t, missing, 3)
+		testenv.CreateTopic(t, missing, 3)
 		created := time.Now()
 		mcounts := produce(t, missing, 300)
 		waitFor(t, 60*time.Second, "the new topic's messages", func() bool { return c.ledger.missing(missing, mcounts) == 0 })
@@ -311,46 +310,4 @@ func (c *collector) errors() []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]error(nil), c.errs...)
-}
-
-// createNamedTopic creates topic name (newTopic picks its own name), waits
-// until every partition has a leader, and deletes it after the test. It
-// fails if the topic exists already: for a topic that must not exist before
-// the test, that means something auto-created it.
-func createNamedTopic(t testing.TB, name string, partitions int32) {
-	t.Helper()
-	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("cluster admin: %v", err)
-	}
-	defer admin.Close()
-	if err := admin.CreateTopic(name, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false); err != nil {
-		t.Fatalf("create topic %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		if a, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig()); err == nil {
-			_ = a.DeleteTopic(name)
-			_ = a.Close()
-		}
-	})
-	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	waitFor(t, 30*time.Second, "leaders of "+name, func() bool {
-		if client.RefreshMetadata(name) != nil {
-			return false
-		}
-		ps, err := client.Partitions(name)
-		if err != nil || int32(len(ps)) != partitions {
-			return false
-		}
-		for _, p := range ps {
-			if _, err := client.Leader(name, p); err != nil {
-				return false
-			}
-		}
-		return true
-	})
 }

@@ -29,7 +29,7 @@ func saramaConfig() *sarama.Config {
 func newTopic(t testing.TB, partitions int32) string {
 	t.Helper()
 	name := testenv.UniqueName("it")
-	createNamedTopic(t, name, partitions)
+	testenv.CreateTopic(t, name, partitions)
 	return name
 }
 
