@@ -202,11 +202,15 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 	start := next
 	for {
+		// The partition consumer starts after the directly fetched prefix;
+		// start itself moves only once the prefix is handed to pump, so a
+		// failed open fetches the prefix again instead of skipping it.
 		prefix := w.fastStart(start)
+		from := start
 		if len(prefix) > 0 {
-			start = prefix[len(prefix)-1].Offset + 1
+			from = prefix[len(prefix)-1].Offset + 1
 		}
-		spc, err := w.open(owned, start)
+		spc, err := w.open(owned, from)
 		if err != nil {
 			if w.ctx.Err() != nil {
 				return
