@@ -187,13 +187,27 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 			return next, version, nil
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
-		t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
-		select {
-		case <-w.ctx.Done():
-			t.Stop()
-			return 0, 0, w.ctx.Err()
-		case <-t.C:
+		if !w.cooldown() {
+			return 0, 0, context.Canceled
 		}
+	}
+}
+
+// cooldown waits Claim.RetryCooldown before a retry. It returns false,
+// early, when the worker is stopped or its claim is lost (then marking it
+// abandoned, with nothing to release).
+func (w *partitionWorker) cooldown() bool {
+	t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-w.lostC:
+		w.abandon.Store(true)
+		w.claimLost.Store(true)
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -215,18 +229,9 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 			if w.ctx.Err() != nil {
 				return
 			}
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
-			t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
-			select {
-			case <-w.ctx.Done():
-				t.Stop()
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", from, err))
+			if !w.cooldown() {
 				return
-			case <-w.lostC:
-				t.Stop()
-				w.abandon.Store(true)
-				w.claimLost.Store(true)
-				return
-			case <-t.C:
 			}
 			continue
 		}

@@ -155,15 +155,9 @@ func (f *sessionFence) run() {
 	}
 }
 
-// send hands m to the application unless ctx ends first, waiting while the
-// gate is paused. It reports whether m was delivered.
-func (g *deliveryGate) send(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) bool {
-	delivered, _ := g.sendIf(ctx, out, m, nil)
-	return delivered
-}
-
-// sendIf is send for a message that may be handed over only while valid()
-// holds (nil: always). valid is called before the first attempt and again
+// sendIf hands m to the application unless ctx ends first, waiting while
+// the gate is paused; m may be handed over only while valid() holds (nil:
+// always). valid is called before the first attempt and again
 // after every pause: a message held back while the instance was fenced off
 // must not go out when the gate opens again if the session that claimed its
 // partition was replaced meanwhile (DESIGN rule 6); the gate opens as soon
