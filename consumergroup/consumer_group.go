@@ -1,7 +1,6 @@
 package consumergroup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -320,17 +319,4 @@ func (cg *ConsumerGroup) CommitUpto(message *sarama.ConsumerMessage) error {
 // FlushOffsets commits the marked offsets of every owned partition now.
 func (cg *ConsumerGroup) FlushOffsets() error {
 	return cg.offsetManager.Flush()
-}
-
-// stopping returns a context that is cancelled when Close is called.
-func (cg *ConsumerGroup) stopping() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		select {
-		case <-cg.stopper:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
 }

@@ -94,8 +94,6 @@ func newSessionFence(cg *ConsumerGroup) *sessionFence {
 
 // run probes until Close. One probe is in flight at a time.
 func (f *sessionFence) run() {
-	ctx, cancel := f.cg.stopping()
-	defer cancel()
 	sess, changed := f.cg.kazoo.Session()
 	generation := sess.Generation
 	lastOK := f.now()
@@ -120,7 +118,7 @@ func (f *sessionFence) run() {
 	probe()
 	for {
 		select {
-		case <-ctx.Done():
+		case <-f.cg.stopper:
 			// A probe in flight returns once Close closes the session; its
 			// result goes into the buffered channel.
 			return
