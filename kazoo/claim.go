@@ -64,8 +64,9 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 	owner := kz.ownerPath(cgi.cg.Name, topic, partition)
 	epoch := kz.epochPath(cgi.cg.Name, topic, partition)
 	id := []byte(cgi.ID)
-	newClaim := func(sid int64, e int32) *PartitionClaim {
-		return &PartitionClaim{Topic: topic, Partition: partition, InstanceID: cgi.ID, SessionID: sid, Epoch: e}
+	newClaim := func(sid int64, e *zk.Stat) *PartitionClaim {
+		return &PartitionClaim{Topic: topic, Partition: partition, InstanceID: cgi.ID, SessionID: sid,
+			Epoch: e.Version, EpochCzxid: e.Czxid}
 	}
 
 	setups := 0 // parents created; bounded separately from contention
@@ -84,7 +85,7 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 				attempt++
 				continue
 			}
-			return newClaim(sid, resp[1].Stat.Version), nil
+			return newClaim(sid, resp[1].Stat), nil
 		}
 
 		op := failedOp(resp)
@@ -118,28 +119,28 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 }
 
 // resolveClaimed decides, after a claim met an existing owner node, whether
-// the node is ours (then it returns the freshly bumped epoch and true),
+// the node is ours (then it returns the freshly bumped epoch's stat and true),
 // someone else's (an error wrapping ErrPartitionClaimedByOther), or gone or
 // stale (false, nil: create again). sid is our current session.
-func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64) (int32, bool, error) {
+func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64) (*zk.Stat, bool, error) {
 	kz := cgi.kz()
 	if err := cgi.cg.hook(stepClaimExists); err != nil {
-		return 0, false, znodeErr("get", owner, err)
+		return nil, false, znodeErr("get", owner, err)
 	}
 	// The epoch first: any claim after this read moves it, so every write
 	// below fenced by this version fails if someone claimed meanwhile.
 	ok, estat, err := kz.conn.Exists(epoch)
 	if err != nil {
-		return 0, false, znodeErr("exists", epoch, err)
+		return nil, false, znodeErr("exists", epoch, err)
 	}
 	if !ok {
-		return 0, false, kz.ensureNode(epoch) // try again with an epoch node
+		return nil, false, kz.ensureNode(epoch) // try again with an epoch node
 	}
 	data, stat, err := kz.conn.Get(owner)
 	if errors.Is(err, zk.ErrNoNode) {
-		return 0, false, nil // the owner just left
+		return nil, false, nil // the owner just left
 	} else if err != nil {
-		return 0, false, znodeErr("get", owner, err)
+		return nil, false, znodeErr("get", owner, err)
 	}
 
 	mine := string(data) == cgi.ID
@@ -153,14 +154,14 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 		)
 		if err == nil {
 			if kz.SessionID() != sid {
-				return 0, false, nil
+				return nil, false, nil
 			}
-			return resp[1].Stat.Version, true, nil
+			return resp[1].Stat, true, nil
 		}
 		if failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
-			return 0, false, nil
+			return nil, false, nil
 		}
-		return 0, false, znodeErr("claim", owner, err)
+		return nil, false, znodeErr("claim", owner, err)
 
 	case mine && stat.EphemeralOwner != 0:
 		// Our id under another session: a stale node of an older session
@@ -170,12 +171,12 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 			&zk.DeleteRequest{Path: owner, Version: stat.Version},
 		)
 		if err == nil || failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
-			return 0, false, nil
+			return nil, false, nil
 		}
-		return 0, false, znodeErr("delete", owner, err)
+		return nil, false, znodeErr("delete", owner, err)
 
 	default:
-		return 0, false, fmt.Errorf("%w: %s is owned by %q (session %#x)",
+		return nil, false, fmt.Errorf("%w: %s is owned by %q (session %#x)",
 			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner)
 	}
 }

@@ -321,23 +321,112 @@ func TestIntegrationClaimRaceOffsetReset(t *testing.T) {
 	// The owner adopts the stored value and goes on from its version.
 	v = cgMust(a.CommitOffsetFenced(c, 6, conflict.Version)).get(t)
 
-	// Reset by deletion (ResetOffsets): reported as stored -1, version -1.
+	// Reset by deletion (ResetOffsets) fences the owner: it bumps the epoch
+	// with the deletion, so the owner's commit is refused as a lost claim
+	// and changes nothing; claiming again, it reads no stored offset.
 	cgNoErr(t, operator.ResetOffsets())
 	_, err = a.CommitOffsetFenced(c, 7, v)
-	assertConflict(t, err, -1, -1)
+	cgWantErr(t, err, ErrClaimLost)
 	if off := cgMust(operator.FetchOffset("t", 0)).get(t); off != -1 {
-		t.Fatalf("conflicting commit recreated the offset: %d", off)
+		t.Fatalf("fenced commit recreated the offset: %d", off)
 	}
+	c = cgMust(a.Claim("t", 0)).get(t)
 	v = cgMust(a.CommitOffsetFenced(c, 7, -1)).get(t)
 	if v != 0 {
 		t.Fatalf("version of a recreated offset node = %d", v)
 	}
+
+	// A node deleted by hand (not through ResetOffsets) while we expect a
+	// version: a conflict reporting it missing.
+	e.zkDelete(t, kz.offsetPath("g", "t", 0))
+	_, err = a.CommitOffsetFenced(c, 8, v)
+	assertConflict(t, err, -1, -1)
 
 	// Created by someone else while we expected none.
 	cgNoErr(t, operator.CommitOffset("t", 1, 33))
 	c1 := cgMust(a.Claim("t", 1)).get(t)
 	_, err = a.CommitOffsetFenced(c1, 40, -1)
 	assertConflict(t, err, 33, 0)
+}
+
+// Race (version reuse): the owner holds version 0 of the offset node, an
+// operator resets the group's offsets, and someone commits again, creating
+// the node afresh at version 0. The old owner's commit expecting version 0
+// must not overwrite it. Fails if ResetOffsets does not bump the epoch.
+func TestIntegrationClaimRaceResetThenRecreate(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	a := kz.Consumergroup("g").Instance("a")
+	operator := e.admin.Consumergroup("g")
+
+	c := cgMust(a.Claim("t", 0)).get(t)
+	v := cgMust(a.CommitOffsetFenced(c, 100, -1)).get(t)
+	cgNoErr(t, operator.ResetOffsets())
+	cgNoErr(t, operator.CommitOffset("t", 0, 3)) // a new commit, at version 0 again
+	if _, ver, _ := operator.FetchOffsetVersion("t", 0); ver != v {
+		t.Fatalf("re-created node at version %d, the owner holds %d: no version reuse to test", ver, v)
+	}
+	_, err := a.CommitOffsetFenced(c, 120, v)
+	cgWantErr(t, err, ErrClaimLost)
+	if off := cgMust(operator.FetchOffset("t", 0)).get(t); off != 3 {
+		t.Fatalf("the old owner overwrote the reset: offset %d, want 3", off)
+	}
+	cgWantErr(t, a.Release(c), ErrClaimLost)
+}
+
+// WatchClaim tells an owner of every way its claim can end: its owner node
+// deleted by an operator, a reset, the epoch node created again.
+func TestIntegrationWatchClaim(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	a := kz.Consumergroup("g").Instance("a")
+
+	// Owner node deleted by hand.
+	c := cgMust(a.Claim("t", 0)).get(t)
+	w := cgMust(a.WatchClaim(c)).get(t)
+	e.zkDelete(t, kz.ownerPath("g", "t", 0))
+	cgWatchEvent(t, w, EventNodeDeleted)
+	_, err := a.WatchClaim(c)
+	cgWantErr(t, err, ErrClaimLost)
+
+	// A reset bumps the epoch.
+	c = cgMust(a.Claim("t", 0)).get(t)
+	w = cgMust(a.WatchClaim(c)).get(t)
+	cgNoErr(t, e.admin.Consumergroup("g").ResetOffsets())
+	cgWatchEvent(t, w, EventNodeDataChanged)
+	_, err = a.WatchClaim(c)
+	cgWantErr(t, err, ErrClaimLost)
+
+	// The epoch node deleted and created again, then bumped back to the
+	// claim's version: the czxid tells.
+	c = cgMust(a.Claim("t", 0)).get(t)
+	w = cgMust(a.WatchClaim(c)).get(t)
+	epoch := kz.epochPath("g", "t", 0)
+	e.zkDelete(t, epoch)
+	cgWatchEvent(t, w, EventNodeDeleted)
+	if _, err := e.admin.conn.Create(epoch, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	for i := int32(0); i < c.Epoch; i++ {
+		if _, err := e.admin.conn.Set(epoch, nil, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = a.WatchClaim(c)
+	cgWantErr(t, err, ErrClaimLost)
+
+	// A claim that holds: no event, and the watch fires on release.
+	c = cgMust(a.Claim("t", 1)).get(t)
+	w = cgMust(a.WatchClaim(c)).get(t)
+	select {
+	case ev := <-w:
+		t.Fatalf("event %v on an untouched claim", ev)
+	case <-time.After(100 * time.Millisecond):
+	}
+	cgNoErr(t, a.Release(c))
+	cgWatchEvent(t, w, EventNodeDeleted)
 }
 
 func assertConflict(t *testing.T, err error, stored int64, version int32) *OffsetConflictError {

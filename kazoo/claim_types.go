@@ -39,6 +39,11 @@ type PartitionClaim struct {
 	// Epoch is the version of /consumers/<group>/epochs/<topic>/<partition>
 	// that this claim's Multi produced. Any later claim by anyone moves it.
 	Epoch int32
+	// EpochCzxid is the creation zxid of the epoch node the claim bumped. A
+	// node deleted and created again starts its version at 0, so a claim
+	// compares both: a different czxid means the claim is gone even if the
+	// version matches. 0 when unknown.
+	EpochCzxid int64
 }
 
 func (c *PartitionClaim) String() string {

@@ -237,3 +237,11 @@ func waitSession(t *testing.T, kz *Kazoo, timeout time.Duration, what string, co
 		}
 	}
 }
+
+// zkDelete deletes node as an operator would by hand, whatever its version.
+func (e *cgEnv) zkDelete(t *testing.T, node string) {
+	t.Helper()
+	if err := e.admin.conn.Delete(node, -1); err != nil {
+		t.Fatalf("delete %s: %v", node, err)
+	}
+}

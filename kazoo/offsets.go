@@ -107,29 +107,6 @@ func (cg *Consumergroup) FetchAllOffsets() (map[string]map[int32]int64, error) {
 	return result, nil
 }
 
-// ResetOffsets deletes every committed offset of the group (the nodes
-// below /consumers/<group>/offsets). Members then start where their
-// configuration says (Offsets.Initial). It does not touch claims or
-// epochs; a fenced commit racing with it reports an *OffsetConflictError.
-func (cg *Consumergroup) ResetOffsets() error {
-	if err := cg.check(); err != nil {
-		return err
-	}
-	root := cg.kz.offsetsPath(cg.Name)
-	topics, err := cg.kz.children(root)
-	if errors.Is(err, ErrNoNode) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	for _, topic := range topics {
-		if err := cg.kz.deleteRecursive(cg.kz.offsetTopicPath(cg.Name, topic)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // parseOffset parses a stored offset: an ASCII decimal >= 0, surrounding
 // whitespace allowed. path names the znode in errors.
 func parseOffset(path string, data []byte) (int64, error) {

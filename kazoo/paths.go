@@ -50,3 +50,8 @@ func itoa(p int32) string { return strconv.FormatInt(int64(p), 10) }
 
 func (kz *Kazoo) topicConfigsPath() string { return kz.path("/config/topics") }
 func (kz *Kazoo) deleteTopicsPath() string { return kz.path("/admin/delete_topics") }
+
+func (kz *Kazoo) epochsPath(g string) string { return kz.path("/consumers/" + g + "/epochs") }
+func (kz *Kazoo) epochTopicPath(g, t string) string {
+	return kz.path("/consumers/" + g + "/epochs/" + t)
+}
