@@ -65,6 +65,7 @@ type ownedOffsets struct {
 
 	commitMu sync.Mutex // serialises commits and restarts of this partition
 	version  int32      // version of the offset node we last read or wrote; -1: none
+	inDoubt  inDoubt    // commits whose reply was lost; guarded by commitMu
 
 	// maxOffered is the highest offset offered to the application from the
 	// current position (-1: none yet); a mark above it cannot be genuine (it
@@ -161,8 +162,22 @@ func (om *zookeeperOffsetManager) drop(tp topicPartition, o *ownedOffsets) {
 func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duration) error {
 	defer om.drop(o.tp, o)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	if o.worker != nil {
+		// A lost claim ends the drain at once: nothing marked from now on
+		// could be committed.
+		go func() {
+			select {
+			case <-o.worker.lostC:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	drainErr := o.tracker.Drain(ctx)
 	cancel()
+	if o.lost.Load() {
+		return newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("claim lost while draining: %w", kazoo.ErrClaimLost))
+	}
 	// The final commit retries transient errors for a short, bounded time.
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
@@ -198,25 +213,50 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 		o.tracker.Committed(next)
 		return nil
 	}
+	for {
+		again, err := om.commitFenced(o, next)
+		if !again {
+			return err
+		}
+		if next, dirty = o.tracker.Pending(); !dirty {
+			return nil
+		}
+	}
+}
+
+// commitFenced makes one fenced commit of next. It returns again when a
+// write in doubt turned out to be ours: the version is known now, and what
+// was marked since may still need committing.
+func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (again bool, err error) {
 	version, err := om.cg.instance.CommitOffsetFenced(o.claim, next, o.version)
 	var conflict *kazoo.OffsetConflictError
 	switch {
 	case err == nil:
 		o.version = version
+		o.inDoubt.clear()
 		o.tracker.Committed(next)
 		if om.config.VerboseLogging {
 			om.cg.log.Debug("committed", "topic", o.tp.Topic, "partition", o.tp.Partition, "next", next)
 		}
-		return nil
+		return false, nil
 	case errors.Is(err, kazoo.ErrClaimLost):
 		o.lost.Store(true)
 		if o.worker != nil {
 			o.worker.lost()
 		}
-		return newPartitionError(o.tp.Topic, o.tp.Partition,
+		return false, newPartitionError(o.tp.Topic, o.tp.Partition,
 			fmt.Errorf("commit of offset %d refused, partition lost to another claim: %w", next, err))
+	case errors.As(err, &conflict) && o.inDoubt.ours(conflict.Stored, conflict.Version):
+		// An earlier commit whose reply was lost was applied after all.
+		om.cg.log.Debug("a commit whose reply was lost was applied", "topic", o.tp.Topic,
+			"partition", o.tp.Partition, "next", conflict.Stored, "version", conflict.Version)
+		o.version = conflict.Version
+		o.inDoubt.clear()
+		o.tracker.Committed(conflict.Stored)
+		return true, nil
 	case errors.As(err, &conflict):
 		o.version = conflict.Version
+		o.inDoubt.clear()
 		report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
 		if o.worker != nil {
 			o.seeking.Store(true)
@@ -227,9 +267,11 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 		om.cg.log.Warn("offset changed underneath; adopting it", "topic", o.tp.Topic, "partition", o.tp.Partition,
 			"stored", conflict.Stored, "pending", next)
 		om.cg.report(report)
-		return report
+		return false, report
 	default:
-		return newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("commit offset %d: %w", next, err))
+		// No answer: the write may or may not have been applied.
+		o.inDoubt.add(next, o.version)
+		return false, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("commit offset %d: %w", next, err))
 	}
 }
 

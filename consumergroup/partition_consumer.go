@@ -44,6 +44,13 @@ type partitionWorker struct {
 	lostOnce sync.Once
 	pcClosed chan struct{} // closed once the last partition consumer is closed (run's goroutine sets it)
 	done     chan struct{} // closed when run returns
+
+	// handOver is cancelled by seek and lost, so a hand-over blocked on a
+	// reader (or on the fence) gives up at once instead of handing out a
+	// message of a position or a claim that is gone. pump makes a new one
+	// each time it starts.
+	handOverMu     sync.Mutex
+	handOverCancel context.CancelFunc
 }
 
 func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
@@ -76,12 +83,36 @@ func (w *partitionWorker) seek(offset int64) {
 	}
 	w.seekC <- offset
 	w.pending.Store(true)
+	w.interruptHandOver()
 }
 
 // lost tells the worker its claim is gone.
 func (w *partitionWorker) lost() {
 	w.lostOnce.Do(func() { close(w.lostC) })
 	w.pending.Store(true)
+	w.interruptHandOver()
+}
+
+// newHandOver returns the context for pump's hand-overs, replacing the
+// previous one. An interruption that came before it is seen through the
+// pending flag, which pump checks before every hand-over.
+func (w *partitionWorker) newHandOver() context.Context {
+	ctx, cancel := context.WithCancel(w.ctx)
+	w.handOverMu.Lock()
+	if w.handOverCancel != nil {
+		w.handOverCancel()
+	}
+	w.handOverCancel = cancel
+	w.handOverMu.Unlock()
+	return ctx
+}
+
+func (w *partitionWorker) interruptHandOver() {
+	w.handOverMu.Lock()
+	if w.handOverCancel != nil {
+		w.handOverCancel()
+	}
+	w.handOverMu.Unlock()
 }
 
 func (w *partitionWorker) run() {
@@ -147,6 +178,9 @@ func (w *partitionWorker) run() {
 		return // ctx ended
 	}
 	owned := w.cg.offsetManager.adopt(w.tp, pc, next, version, w)
+	stopWatch := make(chan struct{})
+	defer close(stopWatch) // before the release above: ours is not a loss
+	go w.watchClaim(pc, owned, stopWatch)
 	w.consume(owned, next)
 
 	if paused, _, _ := w.cg.gate.state(); paused {
@@ -323,6 +357,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 	last := int64(-1)
 	msgs := spc.Messages()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
+	handOver := w.newHandOver()
 	for {
 		if w.pending.Load() {
 			if resume, stop, ok := w.interrupted(owned); ok {
@@ -362,7 +397,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				return start, false
 			}
 		}
-		if delivered, stop := w.deliver(owned, m, valid); stop {
+		if delivered, stop := w.deliver(handOver, owned, m, valid); stop {
 			return 0, true
 		} else if delivered {
 			last = m.Offset
@@ -392,17 +427,18 @@ func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, 
 // deliver hands m to the application, waiting while the instance is fenced.
 // It stops the worker (stop) when the session holding the claim is gone:
 // someone else may own the partition by now.
-func (w *partitionWorker) deliver(owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
+// ctx is pump's hand-over context: a seek or a loss ends the wait.
+func (w *partitionWorker) deliver(ctx context.Context, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
 	owned.offer(m.Offset)
 	// valid (the claim's session is the current one) is checked before the
 	// hand-over and again after every pause.
-	delivered, stale := w.cg.gate.sendIf(w.ctx, w.cg.messages, m, valid)
+	delivered, stale := w.cg.gate.sendIf(ctx, w.cg.messages, m, valid)
 	if stale {
 		w.abandon.Store(true)
 		return false, true
 	}
 	if !delivered {
-		return false, false // stopped while waiting; the caller sees ctx
+		return false, false // stopped, seeking or lost while waiting; pump sees why
 	}
 	owned.delivered(m.Offset)
 	return true, false

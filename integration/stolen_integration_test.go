@@ -9,12 +9,13 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// TestIntegrationClaimStolen: an operator deletes an owner node by hand and
-// another client claims the partition (its epoch moves). The group's next
-// commit is refused, it reports the partition lost and stops it without
-// committing; once the other client lets go, the group claims the partition
-// again (it is still assigned here) and consumes on from the committed
-// offset: the partition does not stay unowned.
+// TestIntegrationClaimStolen: an operator deletes an owner node by hand.
+// The group notices at once through its watch on the claim (it has nothing
+// to commit), reports the partition lost and stops it without committing.
+// Another client claims the partition meanwhile; the group delivers nothing
+// while it holds it. Once the other client lets go, the group claims the
+// partition again (it is still assigned here) and consumes on from the
+// committed offset: the partition does not stay unowned.
 func TestIntegrationClaimStolen(t *testing.T) {
 	testenv.Integration(t)
 	topic := newTopic(t, 1)
@@ -24,7 +25,7 @@ func TestIntegrationClaimStolen(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Offsets.CommitInterval = 50 * time.Millisecond
-	cfg.Claim.RetryCooldown = 300 * time.Millisecond
+	cfg.Claim.RetryCooldown = 2 * time.Second
 	cg := join(t, group, []string{topic}, cfg)
 	c := collect(cg)
 	defer func() {
@@ -43,18 +44,11 @@ func TestIntegrationClaimStolen(t *testing.T) {
 		return o == 100
 	})
 
-	// Steal the claim: delete the owner node, claim as another instance.
+	// Steal the claim: delete the owner node. The group notices at once,
+	// whether or not it has anything to commit, and reports it.
 	zkCliDelete(t, "/consumers/"+group+"/owners/"+topic+"/0")
-	rogue := kz.Consumergroup(group).Instance("rogue")
-	var stolen *kazoo.PartitionClaim
-	waitFor(t, 10*time.Second, "the rogue claim", func() bool {
-		stolen, err = rogue.Claim(topic, 0)
-		return err == nil
-	})
-
-	// The group notices on its next commit (it has something to commit).
-	produce(t, topic, 50)
-	waitFor(t, 30*time.Second, "the loss to be reported", func() bool {
+	deleted := time.Now()
+	waitFor(t, 10*time.Second, "the loss to be reported", func() bool {
 		for _, err := range c.errors() {
 			if errors.Is(err, kazoo.ErrClaimLost) {
 				return true
@@ -62,6 +56,21 @@ func TestIntegrationClaimStolen(t *testing.T) {
 		}
 		return false
 	})
+	t.Logf("loss reported %v after zkCli's delete returned", time.Since(deleted).Round(time.Millisecond))
+
+	// Another instance claims during the group's cool-down; the group
+	// delivers nothing while the rogue holds the partition.
+	rogue := kz.Consumergroup(group).Instance("rogue")
+	stolen, err := rogue.Claim(topic, 0)
+	if err != nil {
+		t.Fatalf("rogue claim during the cool-down: %v", err)
+	}
+	before := len(c.ledger.snapshot())
+	produce(t, topic, 50)
+	time.Sleep(2 * cfg.Claim.RetryCooldown)
+	if n := len(c.ledger.snapshot()); n != before {
+		t.Fatalf("the group delivered %d messages while the rogue owned the partition", n-before)
+	}
 
 	// The rogue lets go; the group claims again and finishes the topic.
 	if err := rogue.Release(stolen); err != nil {
