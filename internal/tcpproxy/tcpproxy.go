@@ -19,6 +19,7 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	cut    bool
+	muted  bool // replies (server to client) are discarded
 	closed bool
 	conns  map[net.Conn]struct{} // both ends of every forwarded connection
 
@@ -57,6 +58,24 @@ func (p *Proxy) Restore() {
 	p.mu.Lock()
 	p.cut = false
 	p.mu.Unlock()
+}
+
+// LoseReplies makes ZooKeeper (or any server) apply what it receives while
+// its answers never arrive: for d, every byte from the server to its
+// clients is discarded, then every open connection is dropped. Requests sent
+// in that window are processed by the server and their replies lost, as in
+// a leader election or a network failure right after a write. New
+// connections are accepted again at once.
+func (p *Proxy) LoseReplies(d time.Duration) {
+	p.mu.Lock()
+	p.muted = true
+	p.mu.Unlock()
+	time.Sleep(d)
+	p.mu.Lock()
+	p.muted = false
+	conns := p.takeConns()
+	p.mu.Unlock()
+	closeAll(conns)
 }
 
 // Close stops listening, drops every connection and waits for the
@@ -149,6 +168,28 @@ func (p *Proxy) forward(client net.Conn) {
 		_, _ = io.Copy(server, client)
 		done()
 	}()
-	_, _ = io.Copy(client, server)
+	p.copyReplies(client, server)
 	done()
+}
+
+// copyReplies copies from server to client, discarding what arrives while
+// the proxy is muted.
+func (p *Proxy) copyReplies(client, server net.Conn) {
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			muted := p.muted
+			p.mu.Unlock()
+			if !muted {
+				if _, werr := client.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -147,3 +147,83 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// recordingServer echoes every line and sends each line it received on got.
+func recordingServer(t *testing.T, got chan<- string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					got <- line[:len(line)-1]
+					if _, err := io.WriteString(c, line); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+func TestLoseReplies(t *testing.T) {
+	got := make(chan string, 10)
+	p, err := New(recordingServer(t, got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := dial(t, p.Addr())
+	if r, err := roundTrip(c, "before"); err != nil || r != "before" {
+		t.Fatalf("through the proxy: got %q, %v", r, err)
+	}
+	<-got
+
+	lost := make(chan struct{})
+	go func() { defer close(lost); p.LoseReplies(300 * time.Millisecond) }()
+	time.Sleep(50 * time.Millisecond) // muted by now
+	r, err := roundTrip(c, "applied")
+	if err == nil || isTimeout(err) {
+		t.Fatalf("reply during LoseReplies: got %q, %v; want the connection dropped", r, err)
+	}
+	if s := <-got; s != "applied" {
+		t.Fatalf("the server received %q, want the request whose reply was lost", s)
+	}
+	<-lost
+	c2 := dial(t, p.Addr())
+	if r, err := roundTrip(c2, "after"); err != nil || r != "after" {
+		t.Fatalf("after LoseReplies: got %q, %v", r, err)
+	}
+}
