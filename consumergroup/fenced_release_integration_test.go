@@ -38,7 +38,7 @@ func fenceTestConfig() *Config {
 // A partition that moves away while its owner is fenced off from ZooKeeper
 // (a blip the session survives) must still be released: the owner node
 // belongs to a live session, so nobody else would ever delete it, and the
-// new assignee could never claim it (DESIGN rule 5).
+// new assignee could never claim it.
 func TestIntegrationFencedStopReleasesClaim(t *testing.T) {
 	testenv.Integration(t)
 	// go-metrics starts a process-wide goroutine on the first meter that this

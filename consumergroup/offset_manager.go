@@ -193,7 +193,7 @@ func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duratio
 }
 
 // commit writes o's marked offset if it moved, fenced by o's claim. It
-// resolves the two refusals of DESIGN rule 4 itself: a moved epoch marks the
+// resolves the two refusals itself: a moved epoch marks the
 // partition lost and stops its worker; a conflict adopts the stored offset,
 // drops pending marks, seeks the worker and reports an *OffsetConflictError.
 func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {

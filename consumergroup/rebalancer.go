@@ -62,10 +62,10 @@ type view struct {
 	partitions map[string][]PartitionInfo // by topic; missing topics absent
 }
 
-// manage is the group's one coordination loop (DESIGN rule 7): it watches
+// manage is the group's one coordination loop: it watches
 // the registered instances and each topic's partitions, computes this
 // instance's assignment, and starts or stops only the partitions that move.
-// It also reacts to the session fence's expiry signal (rule 6).
+// It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer close(cg.done)
 	ws := newWatchSet()

@@ -11,8 +11,8 @@ import (
 
 // A message held back while the gate was paused must not go out when the
 // gate opens again if it is no longer valid by then (the session that
-// claimed its partition was replaced during the pause): the zombie scenario
-// of issue 5, where the gate reopened a few milliseconds before the manage
+// claimed its partition was replaced during the pause), as once seen in the
+// zombie integration test, where the gate reopened a few milliseconds before the manage
 // loop stopped the old session's partitions.
 func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

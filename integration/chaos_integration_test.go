@@ -211,7 +211,7 @@ func TestIntegrationChaos(t *testing.T) {
 	if d, bound := f.maxClose[false], testConfig().Offsets.ProcessingTimeout+5*time.Second; d > bound {
 		t.Errorf("a clean Close took %v, more than ProcessingTimeout + 5s (%v)", d, bound)
 	}
-	// A zombie's Close cannot reach ZooKeeper: DESIGN rule 8 still bounds
+	// A zombie's Close cannot reach ZooKeeper: the Close bound still holds
 	// it by ProcessingTimeout plus a margin (the session is closed first,
 	// which fails every pending request at once).
 	if d, bound := f.maxClose[true], testConfig().Offsets.ProcessingTimeout+5*time.Second; d > bound {

@@ -19,9 +19,9 @@ const (
 	zombieB = 2 // joins during the cut
 )
 
-// TestIntegrationZombie is the zombie scenario of issue 5 (DESIGN rules 3, 4
-// and 6): consumer A reaches ZooKeeper through a proxy, with a short session
-// timeout, and owns every partition of a topic that is produced to
+// TestIntegrationZombie is the zombie scenario (fenced commits, conflicts
+// resolved, session loss stopping delivery first): consumer A reaches
+// ZooKeeper through a proxy, with a short session timeout, and owns every partition of a topic that is produced to
 // throughout. The proxy cuts A off for longer than its session timeout
 // (Kafka stays reachable, so A could keep fetching); B joins meanwhile and
 // takes A's partitions once A's session expires. Then A is reconnected: it

@@ -9,7 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// The race-free claim primitives (DESIGN.md, rules 1-3):
+// The race-free claim primitives:
 //
 //   - Claim = Multi(Create(owner, EPHEMERAL), SetData(epoch, -1)); the
 //     epoch node's new version is the claim's epoch.
