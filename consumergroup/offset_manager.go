@@ -163,20 +163,26 @@ func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duratio
 	defer om.drop(o.tp, o)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	if o.worker != nil {
-		// A lost claim ends the drain at once: nothing marked from now on
-		// could be committed.
+		// The drain ends as soon as nothing marked from now on could be
+		// committed: a lost claim, an abandon (expiry), a conflict.
 		go func() {
 			select {
-			case <-o.worker.lostC:
+			case <-o.worker.drainInterrupted(ctx.Done()):
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
 	}
 	drainErr := o.tracker.Drain(ctx)
+	interrupted := drainErr != nil && ctx.Err() == context.Canceled
 	cancel()
-	if o.lost.Load() {
+	switch {
+	case o.lost.Load():
 		return newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("claim lost while draining: %w", kazoo.ErrClaimLost))
+	case o.worker != nil && o.worker.abandon.Load():
+		return nil // the session is gone: no final commit
+	case interrupted:
+		drainErr = nil // a conflict: the stored offset stands, marks are refused
 	}
 	// The final commit retries transient errors for a short, bounded time.
 	var err error

@@ -33,8 +33,10 @@ type partitionWorker struct {
 	exited chan<- *partitionWorker // told when the worker ends on its own
 
 	// abandon: stop without the final commit (the session expired or is
-	// cut off, or the claim was lost).
-	abandon atomic.Bool
+	// cut off, or the claim was lost). abandonC is closed with it by stop.
+	abandon     atomic.Bool
+	abandonC    chan struct{}
+	abandonOnce sync.Once
 	// claimLost: the epoch moved; there is nothing to release.
 	claimLost atomic.Bool
 
@@ -57,8 +59,9 @@ func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, e
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &partitionWorker{
 		cg: cg, tp: tp, prev: prev, ctx: ctx, cancel: cancel, exited: exited,
-		seekC: make(chan int64, 1),
-		lostC: make(chan struct{}),
+		seekC:    make(chan int64, 1),
+		lostC:    make(chan struct{}),
+		abandonC: make(chan struct{}),
 		done:  make(chan struct{}),
 	}
 	go w.run()
@@ -70,6 +73,7 @@ func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, e
 func (w *partitionWorker) stop(abandon bool) {
 	if abandon {
 		w.abandon.Store(true)
+		w.abandonOnce.Do(func() { close(w.abandonC) })
 	}
 	w.cancel()
 	w.pending.Store(true)
@@ -91,6 +95,26 @@ func (w *partitionWorker) lost() {
 	w.lostOnce.Do(func() { close(w.lostC) })
 	w.pending.Store(true)
 	w.interruptHandOver()
+}
+
+// drainInterrupted returns a channel closed as soon as waiting for marks
+// can no longer lead to a commit: the claim is lost, the worker is
+// abandoned (the session expired), or the offset manager asked for a seek
+// (an offset conflict, after which marks are refused). Its goroutine ends
+// when done is closed.
+func (w *partitionWorker) drainInterrupted(done <-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		select {
+		case <-w.lostC:
+		case <-w.abandonC:
+		case <-w.seekC: // nobody else reads it once pump has returned
+		case <-done:
+			return
+		}
+		close(out)
+	}()
+	return out
 }
 
 // newHandOver returns the context for pump's hand-overs, replacing the
