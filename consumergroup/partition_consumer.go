@@ -62,7 +62,7 @@ func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, e
 		seekC:    make(chan int64, 1),
 		lostC:    make(chan struct{}),
 		abandonC: make(chan struct{}),
-		done:  make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go w.run()
 	return w
