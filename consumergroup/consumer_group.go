@@ -278,6 +278,9 @@ func (cg *ConsumerGroup) awaitStop() {
 // timeout: cut off from ZooKeeper, a request can hang far longer, and closing
 // the session (which Close does next) deletes the registration anyway.
 func (cg *ConsumerGroup) deregister() error {
+	if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionClosed {
+		return nil // closed while fenced: the session's end removed the registration
+	}
 	done := make(chan error, 1)
 	go func() { done <- cg.instance.Deregister() }() // unblocked by the session's close at the latest
 	select {

@@ -272,7 +272,7 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		}
 		om.cg.log.Warn("offset changed underneath; adopting it", "topic", o.tp.Topic, "partition", o.tp.Partition,
 			"stored", conflict.Stored, "pending", next)
-		om.cg.report(report)
+		om.cg.report(newPartitionError(o.tp.Topic, o.tp.Partition, report))
 		return false, report
 	default:
 		// No answer: the write may or may not have been applied.
@@ -293,13 +293,19 @@ func (om *zookeeperOffsetManager) snapshot() []*ownedOffsets {
 
 // commitAll commits every tracked partition and joins the errors.
 func (om *zookeeperOffsetManager) commitAll() error {
+	return errors.Join(om.commitEach()...)
+}
+
+// commitEach commits every tracked partition and returns each failure, one
+// *PartitionError (or *OffsetConflictError) per partition.
+func (om *zookeeperOffsetManager) commitEach() []error {
 	var errs []error
 	for _, o := range om.snapshot() {
 		if err := om.commit(o); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (om *zookeeperOffsetManager) commitLoop() {
@@ -315,7 +321,7 @@ func (om *zookeeperOffsetManager) commitLoop() {
 		case <-om.closing:
 			return
 		case <-t.C:
-			if err := om.commitAll(); err != nil {
+			for _, err := range om.commitEach() {
 				var conflict *OffsetConflictError
 				if !errors.As(err, &conflict) { // conflicts are reported by commit
 					om.cg.report(err)
