@@ -30,17 +30,18 @@ import (
 // The leader expires a session at the first expiry-bucket boundary (buckets
 // are tickTime wide) after the last time it touched it plus the timeout T,
 // so never before that time + T. It touches the session when it sees a
-// request of the session itself; for a client of a follower, when the
-// follower reports the session's requests in its reply to the leader's
-// pings, sent every tickTime/2. A follower's reply covers the requests it
-// received up to that ping; an answered probe proves that the leader had
-// processed every reply the follower sent before forwarding the probe, the
-// last one for a ping at most tickTime/2 earlier (the follower-leader link
-// was working, or the probe could not have been answered). So the leader has
-// touched the session no earlier than any earlier probe that had reached the
-// follower, which an earlier probe answered at least tickTime/2 before the
-// new one was sent has. The server's default minSessionTimeout is 2 ticks,
-// so a granted T is at least 2 x tickTime and tickTime/2 <= T/4 (the lag).
+// request of the session itself, or (re)connects it; for a client of a
+// follower, when the follower reports the session's requests in its reply
+// to one of the leader's pings, sent every tickTime/2. The follower forwards
+// a probe to the leader on the link that carries its ping replies, so when
+// the leader answers the probe it has processed every reply sent before:
+// the last one answers a ping that reached the follower at most tickTime/2
+// before the probe did, and covers every request of ours the follower had
+// received by then. So the leader has touched the session no earlier than
+// the send time of any probe answered at least tickTime/2 before the new
+// probe was sent. The server's default minSessionTimeout is 2 ticks, so a
+// granted T is at least 2 x tickTime, and tickTime/2 <= T/4 (the lag).
+// Network delays come out of the margin below.
 //
 // The fence keeps proven, the send time of the latest probe the leader is
 // thus known to have seen (or the moment of a connection, which the leader
@@ -59,9 +60,10 @@ import (
 // paused (GC, a VM descheduled) for longer than what is left of the budget:
 // a paused process cannot pause its own delivery.
 //
-// Worst case for a client of a follower, lastOK the send time of the last
-// answered probe (the pause, the earliest expiry, and the slack between
-// them):
+// Worst case for a client of a follower while probes answer every
+// interval, counted from the send time of the last answered probe: the
+// pause, the earliest expiry (T - tickTime/2 - interval), and the slack.
+// After a gap in the answers the slack is never below (0.65 - fraction) T.
 //
 //	T    tickTime  interval  fraction 0.5           fraction 0.6 (maximum)
 //	4 s  500 ms    400 ms    2.0 s < 3.35 s (1.35)  2.4 s < 3.35 s (0.95)
