@@ -47,6 +47,13 @@ const (
 	DefaultAssignmentStrategy = StrategyRangeByLeader
 )
 
+// maxSelfFenceFraction is the largest Session.SelfFenceFraction Validate
+// accepts. The earliest expiry comes 0.65 timeouts after the last answered
+// probe was sent (a quarter for the leader to hear of a client of a
+// follower, a tenth between probes; see sessionFence); 0.05 is left for the
+// timer, network jitter and a hand-over in progress.
+const maxSelfFenceFraction = 0.6
+
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
 // sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session and
 // Assignment and a Logger. Build it with NewConfig, change what you need, and
@@ -117,12 +124,28 @@ type Config struct {
 
 	// Session configures the reaction to trouble with the ZooKeeper session.
 	Session struct {
-		// SelfFenceFraction: once disconnected from ZooKeeper for this
-		// fraction of the session timeout (Zookeeper.Timeout), the group stops
-		// delivering messages of the partitions it owns, well before the
-		// session can expire and another instance can claim them. Delivery
-		// resumes if the same session reconnects. Default 0.5. Must be > 0
-		// and < 1.
+		// SelfFenceFraction: once the ZooKeeper leader has not vouched for
+		// the session for this fraction of the session timeout, the group
+		// stops delivering messages of the partitions it owns, before the
+		// session can expire and another instance can claim them; delivery
+		// resumes when the leader vouches for the same session again.
+		//
+		// The fence trusts only answers the leader stands behind (a sync,
+		// which a follower cut off from the leader cannot answer, unlike a
+		// read), measures against the timeout the server granted (it may
+		// differ from Zookeeper.Timeout: the server bounds it to its
+		// minSessionTimeout and maxSessionTimeout), and pauses on a timer
+		// armed for the moment the fraction runs out, not at the next
+		// probe. The leader may take up to half a tick to hear of a client
+		// of a follower, at most a quarter of a timeout of at least two
+		// ticks (the server's default minimum), and the fence probes every
+		// tenth of the timeout; so with fraction f the pause lands at least
+		// (0.65 - f) x timeout before the earliest expiry. This assumes the
+		// process is not paused (GC, a descheduled VM) for longer than
+		// that.
+		//
+		// Default 0.5. Must be > 0 and <= 0.6, which leaves at least 5% of
+		// the timeout for scheduling.
 		SelfFenceFraction float64
 	}
 
@@ -213,8 +236,8 @@ func (c *Config) Validate() error {
 		bad("Claim.RetryCooldown", "must be > 0, got %s", c.Claim.RetryCooldown)
 	}
 
-	if f := c.Session.SelfFenceFraction; math.IsNaN(f) || f <= 0 || f >= 1 {
-		bad("Session.SelfFenceFraction", "must be > 0 and < 1, got %v", f)
+	if f := c.Session.SelfFenceFraction; math.IsNaN(f) || f <= 0 || f > maxSelfFenceFraction {
+		bad("Session.SelfFenceFraction", "must be > 0 and <= %v (a larger one could pause delivery only after the session can expire), got %v", maxSelfFenceFraction, f)
 	}
 
 	if !c.Assignment.Strategy.valid() {
@@ -232,12 +255,6 @@ func (c *Config) claimBudget() time.Duration {
 		return c.Offsets.ProcessingTimeout + DefaultClaimMargin
 	}
 	return c.Claim.Budget
-}
-
-// selfFenceAfter is how long a disconnection lasts before the group stops
-// delivering: Session.SelfFenceFraction of the ZooKeeper session timeout.
-func (c *Config) selfFenceAfter() time.Duration {
-	return time.Duration(float64(c.Zookeeper.Timeout) * c.Session.SelfFenceFraction)
 }
 
 // logger returns Logger, or a logger that discards everything when it is nil.

@@ -76,11 +76,6 @@ func TestConfigDerivedValues(t *testing.T) {
 	if got := c.claimBudget(); got != 6*time.Minute {
 		t.Errorf("explicit claimBudget = %s", got)
 	}
-	c.Zookeeper.Timeout = 6 * time.Second
-	c.Session.SelfFenceFraction = 0.5
-	if got := c.selfFenceAfter(); got != 3*time.Second {
-		t.Errorf("selfFenceAfter = %s, want 3s", got)
-	}
 }
 
 func TestConfigLogger(t *testing.T) {
@@ -111,6 +106,7 @@ func TestConfigValidate(t *testing.T) {
 		{"min equals max interval", func(c *Config) { c.Claim.MaxInterval = c.Claim.InitialInterval }, "", ""},
 		{"strategy by id", func(c *Config) { c.Assignment.Strategy = StrategyRangeByID }, "", ""},
 		{"fraction small", func(c *Config) { c.Session.SelfFenceFraction = 0.01 }, "", ""},
+		{"fraction at the bound", func(c *Config) { c.Session.SelfFenceFraction = 0.6 }, "", ""},
 
 		{"nil sarama", func(c *Config) { c.Config = nil }, "Config", "Config (the embedded *sarama.Config) must not be nil"},
 		{"invalid sarama", func(c *Config) { c.ChannelBufferSize = -1 }, "Config", "ChannelBufferSize must be >= 0"},
@@ -128,7 +124,13 @@ func TestConfigValidate(t *testing.T) {
 		{"max interval zero", func(c *Config) { c.Claim.MaxInterval = 0 }, "Claim.MaxInterval", "Claim.MaxInterval must be > 0"},
 		{"max below initial", func(c *Config) { c.Claim.MaxInterval = c.Claim.InitialInterval - 1 }, "Claim.MaxInterval", "must be >= Claim.InitialInterval"},
 		{"cooldown zero", func(c *Config) { c.Claim.RetryCooldown = 0 }, "Claim.RetryCooldown", "Claim.RetryCooldown must be > 0"},
-		{"fraction zero", func(c *Config) { c.Session.SelfFenceFraction = 0 }, "Session.SelfFenceFraction", "Session.SelfFenceFraction must be > 0 and < 1, got 0"},
+		{"fraction zero", func(c *Config) { c.Session.SelfFenceFraction = 0 }, "Session.SelfFenceFraction", "Session.SelfFenceFraction must be > 0 and <= 0.6 (a larger one could pause delivery only after the session can expire), got 0"},
+		// The earliest expiry comes 0.65 timeouts after the last answered
+		// probe: a fraction above 0.6 leaves too little (or nothing) for
+		// scheduling.
+		{"fraction above the bound", func(c *Config) { c.Session.SelfFenceFraction = 0.61 }, "Session.SelfFenceFraction", "got 0.61"},
+		{"fraction 0.7", func(c *Config) { c.Session.SelfFenceFraction = 0.7 }, "Session.SelfFenceFraction", "got 0.7"},
+		{"fraction just below one", func(c *Config) { c.Session.SelfFenceFraction = 0.999 }, "Session.SelfFenceFraction", "got 0.999"},
 		{"fraction one", func(c *Config) { c.Session.SelfFenceFraction = 1 }, "Session.SelfFenceFraction", "got 1"},
 		{"fraction NaN", func(c *Config) { c.Session.SelfFenceFraction = math.NaN() }, "Session.SelfFenceFraction", "got NaN"},
 		{"strategy empty", func(c *Config) { c.Assignment.Strategy = "" }, "Assignment.Strategy", `Assignment.Strategy must be "range-by-leader" or "range-by-id", got ""`},

@@ -58,11 +58,19 @@
 //   - At most one instance commits for a partition at a time: commits and
 //     releases are fenced by the partition's epoch, so an instance that lost
 //     its claim changes nothing.
-//   - An instance cut off from ZooKeeper stops delivering after
-//     Session.SelfFenceFraction of the session timeout, before its session can
-//     expire and another instance can claim its partitions; after expiry it
-//     drops every partition without committing, registers again and
-//     rebalances.
+//   - An instance cut off from ZooKeeper stops delivering before its session
+//     can expire and another instance can claim its partitions: once the
+//     ZooKeeper leader has not vouched for the session for
+//     Session.SelfFenceFraction of the session timeout. The fence trusts only
+//     answers the leader stands behind (a sync, which a follower cut off from
+//     the leader cannot answer, where it would still answer reads), measures
+//     against the timeout the server granted rather than the one asked for,
+//     and pauses on a timer armed for the moment the fraction runs out. This
+//     assumes the process is not paused (GC, a descheduled VM) for longer
+//     than what is left of the session timeout by then (at least 0.05 of it
+//     at the largest fraction allowed, 0.15 at the default). After an expiry
+//     the instance drops every partition without committing, registers
+//     again and rebalances.
 //   - When the stored offset of an owned partition changes underneath (an
 //     operator reset), the group drops its pending marks, resumes at the
 //     stored offset and reports an *OffsetConflictError; it never overwrites

@@ -1,217 +1,338 @@
 package consumergroup
 
 import (
-	"context"
+	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/IBM/sarama"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
-// sendAsync runs g.send in its own goroutine and returns a channel that
-// receives its result.
-func sendAsync(ctx context.Context, g *deliveryGate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
-	res := make(chan bool, 1)
-	go func() { delivered, _ := g.sendIf(ctx, out, m, nil); res <- delivered }()
-	return res
+// fakeZK stands for the kazoo connection the fence watches: its session,
+// the timeout the server granted, and probes that answer at once or hang
+// until released.
+type fakeZK struct {
+	mu      sync.Mutex
+	sess    kazoo.Session
+	changed chan struct{}
+	granted time.Duration
+	hang    chan struct{} // non-nil: probes block until it is closed
+	fail    bool          // probes return an error
+	probes  []time.Time   // when each probe was sent
 }
 
-// mustPend fails t if send already returned (call it after synctest.Wait:
-// the sender is then durably blocked or done).
-func mustPend(t *testing.T, res <-chan bool) {
-	t.Helper()
-	select {
-	case v := <-res:
-		t.Fatalf("send returned %v, want it still blocked", v)
-	default:
-	}
-}
-
-func TestDeliveryGateSetReportsChanges(t *testing.T) {
-	g := newDeliveryGate()
-	if paused, _, _ := g.state(); paused {
-		t.Fatal("a new gate is paused")
-	}
-	if g.set(false) {
-		t.Error("set(false) on an open gate reported a change")
-	}
-	if !g.set(true) {
-		t.Error("set(true) on an open gate reported no change")
-	}
-	if g.set(true) {
-		t.Error("set(true) on a paused gate reported a change")
-	}
-	paused, pauseC, resumeC := g.state()
-	if !paused {
-		t.Fatal("state after set(true) is not paused")
-	}
-	select {
-	case <-pauseC:
-	default:
-		t.Error("pauseC is not closed while paused")
-	}
-	select {
-	case <-resumeC:
-		t.Error("resumeC is closed while paused")
-	default:
-	}
-	if !g.set(false) {
-		t.Error("set(false) on a paused gate reported no change")
-	}
-	paused, pauseC, resumeC = g.state()
-	if paused {
-		t.Fatal("state after set(false) is paused")
-	}
-	select {
-	case <-resumeC:
-	default:
-		t.Error("resumeC is not closed while open")
-	}
-	select {
-	case <-pauseC:
-		t.Error("pauseC is closed while open")
-	default:
+func newFakeZK(granted time.Duration) *fakeZK {
+	return &fakeZK{
+		sess:    kazoo.Session{Status: kazoo.SessionConnected, ID: 1, Generation: 1, Since: time.Now()},
+		changed: make(chan struct{}),
+		granted: granted,
 	}
 }
 
-func TestDeliveryGateOpenDelivers(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		out := make(chan *sarama.ConsumerMessage)
-		m := &sarama.ConsumerMessage{Offset: 7}
-		res := sendAsync(t.Context(), g, out, m)
-		synctest.Wait()
-		mustPend(t, res) // nobody reads yet: send waits for the application
-		if got := <-out; got != m {
-			t.Fatalf("received %v, want %v", got, m)
+func (z *fakeZK) Session() (kazoo.Session, <-chan struct{}) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.sess, z.changed
+}
+
+func (z *fakeZK) SessionTimeout() time.Duration {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.granted
+}
+
+func (z *fakeZK) ConfirmSession() error {
+	z.mu.Lock()
+	z.probes = append(z.probes, time.Now())
+	h, fail := z.hang, z.fail
+	z.mu.Unlock()
+	if h != nil {
+		<-h
+	}
+	if fail {
+		return errors.New("connection lost")
+	}
+	return nil
+}
+
+// hangProbes makes every probe from now on block until release.
+func (z *fakeZK) hangProbes() (release func()) {
+	h := make(chan struct{})
+	z.mu.Lock()
+	z.hang = h
+	z.mu.Unlock()
+	return sync.OnceFunc(func() {
+		z.mu.Lock()
+		z.hang = nil
+		z.mu.Unlock()
+		close(h)
+	})
+}
+
+// setSession changes the session (the status's Since is now) and the
+// granted timeout, and wakes the fence.
+func (z *fakeZK) setSession(status kazoo.SessionStatus, generation uint64, granted time.Duration) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.sess = kazoo.Session{Status: status, ID: int64(generation), Generation: generation, Since: time.Now()}
+	z.granted = granted
+	close(z.changed)
+	z.changed = make(chan struct{})
+}
+
+// startFence runs a fence over z with the given fraction; stop ends it (and
+// releases any hanging probe first).
+func startFence(z *fakeZK, fraction float64) (f *sessionFence, stop func()) {
+	stopC := make(chan struct{})
+	f = &sessionFence{
+		fraction: fraction,
+		confirm:  z.ConfirmSession,
+		timeout:  z.SessionTimeout,
+		session:  z.Session,
+		gate:     newDeliveryGate(),
+		stop:     stopC,
+		log:      slog.New(slog.DiscardHandler),
+		expired:  make(chan struct{}, 1),
+	}
+	done := make(chan struct{})
+	go func() { f.run(); close(done) }()
+	return f, func() {
+		z.mu.Lock()
+		if z.hang != nil {
+			close(z.hang)
+			z.hang = nil
 		}
-		if !<-res {
-			t.Fatal("send returned false after the message was taken")
+		z.mu.Unlock()
+		close(stopC)
+		<-done
+	}
+}
+
+func (f *sessionFence) paused() bool {
+	p, _, _ := f.gate.state()
+	return p
+}
+
+// at sleeps until start+d and lets every goroutine of the bubble settle.
+func at(start time.Time, d time.Duration) {
+	time.Sleep(time.Until(start.Add(d)))
+	synctest.Wait()
+}
+
+// The pause lands exactly budget after the last answered probe was sent,
+// although every later probe hangs and no probe is due at that moment
+// (probes go every 400 ms; the deadline falls between two of them).
+func TestSessionFencePausesOnDeadlineWhileProbesHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		z := newFakeZK(4 * time.Second) // budget 2 s, interval 400 ms, lag 1 s
+		f, stop := startFence(z, 0.5)
+		defer stop()
+
+		// Probes at 0, 0.4 and 0.8 s answer; from 1.2 s on they hang.
+		at(start, time.Second)
+		z.hangProbes()
+		at(start, 1300*time.Millisecond)
+		if n := len(z.probes); n != 4 {
+			t.Fatalf("%d probes by 1.3 s, want 4 (0, 0.4, 0.8, 1.2 s)", n)
+		}
+
+		// lastOK = 0.8 s: the pause is due at 2.8 s, not at the tick of 3.2 s
+		// when the last answer is first seen older than the budget.
+		at(start, 2800*time.Millisecond-time.Nanosecond)
+		if f.paused() {
+			t.Fatal("paused before lastOK + budget")
+		}
+		at(start, 2800*time.Millisecond)
+		if !f.paused() {
+			t.Fatal("not paused at lastOK + budget (0.8 s + 2 s)")
+		}
+		if n := len(z.probes); n != 4 {
+			t.Fatalf("%d probes, want still 4: one in flight at a time", n)
 		}
 	})
 }
 
-func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
+// Failed probes do not count as answers either.
+func TestSessionFencePausesWhenProbesFail(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		g.set(true)
-		out := make(chan *sarama.ConsumerMessage, 1) // a ready receiver: only the gate can hold the send
-		m := &sarama.ConsumerMessage{Offset: 1}
-		res := sendAsync(t.Context(), g, out, m)
-
-		time.Sleep(time.Hour) // however long the pause lasts
-		synctest.Wait()
-		mustPend(t, res)
-		if len(out) != 0 {
-			t.Fatal("a message went out while the gate was paused")
+		start := time.Now()
+		z := newFakeZK(4 * time.Second)
+		z.fail = true
+		f, stop := startFence(z, 0.5)
+		defer stop()
+		// Only the connection vouches (at 0): the pause is due at 2 s.
+		at(start, 2*time.Second-time.Nanosecond)
+		if f.paused() {
+			t.Fatal("paused before the connection time + budget")
 		}
-
-		g.set(false)
-		synctest.Wait()
-		if !<-res {
-			t.Fatal("send returned false after the gate reopened")
-		}
-		if got := <-out; got != m {
-			t.Fatalf("received %v, want %v", got, m)
+		at(start, 2*time.Second)
+		if !f.paused() {
+			t.Fatal("not paused 2 s after the connection although every probe failed")
 		}
 	})
 }
 
-// A send already waiting for the application when the gate closes must not
-// deliver while paused, even if the application starts reading.
-func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
+// Answered probes open the gate again, but after a gap in the answers only
+// once the leader must have heard of a probe sent after the gap: a probe
+// answered at least a lag (T/4) before the next one was sent.
+func TestSessionFenceResumesOnAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		out := make(chan *sarama.ConsumerMessage)
-		m := &sarama.ConsumerMessage{Offset: 3}
-		res := sendAsync(t.Context(), g, out, m)
-		synctest.Wait() // the send waits on out
+		start := time.Now()
+		z := newFakeZK(4 * time.Second) // budget 2 s, interval 400 ms, lag 1 s
+		f, stop := startFence(z, 0.5)
+		defer stop()
 
-		g.set(true)
-		synctest.Wait() // the send saw the pause
+		at(start, time.Second)
+		release := z.hangProbes() // the probe of 1.2 s hangs
+		at(start, 2800*time.Millisecond)
+		if !f.paused() {
+			t.Fatal("not paused at 2.8 s")
+		}
 
-		got := make(chan *sarama.ConsumerMessage, 1)
-		go func() { got <- <-out }()
-		time.Sleep(time.Minute)
+		// The probe sent at 1.2 s is answered at 5 s: lastOK moves to 1.2 s,
+		// still more than a budget ago.
+		at(start, 5*time.Second)
+		release()
 		synctest.Wait()
-		mustPend(t, res)
+		if !f.paused() {
+			t.Fatal("resumed on an answer to a probe sent more than a budget ago")
+		}
+		// Probes at 5.2, 5.6 and 6.0 s answer at once, but the leader is
+		// only known to have seen the one of 0.8 s (then 1.2 s): lastOK may
+		// move to 2.2 s (2.6 s) only. The probe of 6.4 s follows one
+		// answered at 5.2 s, more than a lag earlier: the gate opens.
+		at(start, 6400*time.Millisecond-time.Nanosecond)
+		if !f.paused() {
+			t.Fatal("resumed before answers had flowed for a lag")
+		}
+		at(start, 6400*time.Millisecond)
+		if f.paused() {
+			t.Fatal("still paused after answers flowed for a lag")
+		}
+		// Answers keep coming: the gate stays open.
+		at(start, 20*time.Second)
+		if f.paused() {
+			t.Fatal("paused while every probe answers")
+		}
 		select {
-		case x := <-got:
-			t.Fatalf("message %v delivered while paused", x)
+		case <-f.expired:
+			t.Fatal("expired signalled without a session change")
 		default:
 		}
-
-		g.set(false)
-		if x := <-got; x != m {
-			t.Fatalf("received %v, want %v", x, m)
-		}
-		if !<-res {
-			t.Fatal("send returned false after delivering")
-		}
 	})
 }
 
-func TestDeliveryGateCancelWhilePaused(t *testing.T) {
+// A reconnection of the same session opens the gate at once (the leader
+// revalidated the session); it signals no expiry.
+func TestSessionFenceReconnectResumes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		g.set(true)
-		ctx, cancel := context.WithCancel(t.Context())
-		out := make(chan *sarama.ConsumerMessage, 1)
-		res := sendAsync(ctx, g, out, &sarama.ConsumerMessage{})
-		synctest.Wait()
-		mustPend(t, res)
-		cancel()
-		if <-res {
-			t.Fatal("send returned true after its context was cancelled while paused")
-		}
-		if len(out) != 0 {
-			t.Fatal("a message went out although the send was cancelled")
-		}
-	})
-}
-
-func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		out := make(chan *sarama.ConsumerMessage) // nobody reads
 		start := time.Now()
-		if delivered, _ := g.sendIf(ctx, out, &sarama.ConsumerMessage{}, nil); delivered {
-			t.Fatal("send returned true with nobody reading")
+		z := newFakeZK(4 * time.Second)
+		release := z.hangProbes()
+		f, stop := startFence(z, 0.5)
+		defer stop()
+		at(start, 2*time.Second)
+		if !f.paused() {
+			t.Fatal("not paused at 2 s")
 		}
-		if d := time.Since(start); d != 5*time.Second {
-			t.Fatalf("send returned after %v, want exactly the 5s context timeout", d)
+		z.setSession(kazoo.SessionDisconnected, 1, 4*time.Second)
+		at(start, 3*time.Second)
+		release() // the hung probe, sent at 0, is answered: that moves nothing
+		z.setSession(kazoo.SessionConnected, 1, 4*time.Second)
+		synctest.Wait()
+		if f.paused() {
+			t.Fatal("still paused after the session reconnected")
+		}
+		select {
+		case <-f.expired:
+			t.Fatal("expired signalled for a reconnection of the same session")
+		default:
 		}
 	})
 }
 
-// Pausing and resuming repeatedly while a send waits must neither lose nor
-// duplicate the message.
-func TestDeliveryGateFlappingDeliversOnce(t *testing.T) {
+// The budget is measured against the timeout the server granted, not the
+// configured one, and read again at each (re)connection.
+func TestSessionFenceUsesGrantedTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		out := make(chan *sarama.ConsumerMessage, 2)
-		g.set(true)
-		m := &sarama.ConsumerMessage{Offset: 9}
-		res := sendAsync(t.Context(), g, out, m)
-		for i := 0; i < 10; i++ {
-			synctest.Wait()
-			mustPend(t, res)
-			g.set(false)
-			g.set(true) // the sender may or may not have run in between
-			synctest.Wait()
-			if len(out) > 0 {
-				break
-			}
+		cfg := NewConfig()
+		cfg.Zookeeper.Timeout = 6 * time.Second // asked; budget would be 3 s
+		start := time.Now()
+		z := newFakeZK(4 * time.Second) // granted: budget 2 s
+		release := z.hangProbes()
+		f, stop := startFence(z, cfg.Session.SelfFenceFraction)
+		defer stop()
+
+		at(start, 2*time.Second-time.Nanosecond)
+		if f.paused() {
+			t.Fatal("paused before 2 s")
 		}
-		g.set(false)
-		if !<-res {
-			t.Fatal("send returned false")
+		at(start, 2*time.Second)
+		if !f.paused() {
+			t.Fatal("not paused at half the granted 4 s (the configured 6 s would give 3 s)")
 		}
-		if len(out) != 1 {
-			t.Fatalf("%d messages went out, want exactly 1", len(out))
+
+		// A new session on another server, which grants 8 s: budget 4 s
+		// from the connection at 5 s.
+		release()
+		at(start, 5*time.Second)
+		z.hangProbes()
+		z.setSession(kazoo.SessionConnected, 2, 8*time.Second)
+		synctest.Wait()
+		if f.paused() {
+			t.Fatal("still paused after a new session")
+		}
+		select {
+		case <-f.expired:
+		default:
+			t.Fatal("no expired signal for a new session")
+		}
+		at(start, 9*time.Second-time.Nanosecond)
+		if f.paused() {
+			t.Fatal("paused before half the newly granted 8 s")
+		}
+		at(start, 9*time.Second)
+		if !f.paused() {
+			t.Fatal("not paused at half the newly granted 8 s")
 		}
 	})
+}
+
+// leaderView proves a probe seen only through a probe sent at least a lag
+// after the first was answered.
+func TestLeaderViewAnswer(t *testing.T) {
+	t0 := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := func(d float64) time.Time { return t0.Add(time.Duration(d * float64(time.Second))) }
+	l := fenceLimits{budget: 2 * time.Second, interval: 400 * time.Millisecond, lag: time.Second}
+
+	var v leaderView
+	if got := v.answer(probeResult{sent: s(0), answered: s(0)}, l); !got.IsZero() {
+		t.Fatalf("with nothing proven lastOK may move to %v, want nowhere", got)
+	}
+	if got := v.answer(probeResult{sent: s(1), answered: s(1)}, l); !got.Equal(s(1)) {
+		t.Fatalf("a probe sent a lag after one answered at 0: lastOK %v, want 1 s", got)
+	}
+
+	v = leaderView{}
+	v.saw(s(0))
+	for _, tc := range []struct{ sent, answered, want float64 }{
+		{0.4, 0.4, 0.4},  // steady: lastOK = its send time
+		{0.8, 0.8, 0.8},  //
+		{1.2, 5.0, 1.2},  // answered late
+		{5.2, 5.2, 2.2},  // proven: the 0.8 s probe; 0.8 + lag + interval
+		{6.0, 6.0, 2.6},  // proven: the 1.2 s probe (answered 5.0 <= 6.0 - lag)
+		{6.4, 6.4, 6.4},  // proven: the 5.2 s probe
+		{10, 10.05, 7.8}, // after a gap: proven 6.4 s
+	} {
+		if got := v.answer(probeResult{sent: s(tc.sent), answered: s(tc.answered)}, l); !got.Equal(s(tc.want)) {
+			t.Fatalf("probe sent at %vs: lastOK may move to %v, want %vs", tc.sent, got.Sub(t0), tc.want)
+		}
+	}
+	if n := len(v.pending); n != 1 {
+		t.Fatalf("%d probes pending proof, want 1 (the proven ones are dropped)", n)
+	}
 }

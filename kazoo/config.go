@@ -43,7 +43,8 @@ type Config struct {
 	// Timeout is the ZooKeeper session timeout: how long the client may be
 	// cut off before the ensemble expires its session, deleting its ephemeral
 	// nodes (registrations and claims). Default DefaultSessionTimeout (6 s).
-	// The server bounds it to [2, 20] ticks unless configured otherwise.
+	// The server bounds it to [2, 20] ticks unless configured otherwise;
+	// Kazoo.SessionTimeout reports the timeout it granted.
 	Timeout time.Duration
 
 	// ConnectTimeout bounds how long NewKazoo waits for the first session

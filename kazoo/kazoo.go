@@ -3,6 +3,7 @@ package kazoo
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path"
 	"sync"
 	"time"
@@ -17,6 +18,8 @@ type Kazoo struct {
 	conf    *Config
 	acl     []zk.ACL
 	session *sessionTracker
+	// negotiated is the session timeout the server granted (SessionTimeout).
+	negotiated negotiatedTimeout
 
 	closeOnce sync.Once
 }
@@ -51,6 +54,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	}
 	conn, _, err := zk.Connect(servers, conf.Timeout,
 		zk.WithEventCallback(kz.session.onEvent),
+		zk.WithDialer(kz.negotiated.wrap(net.DialTimeout)),
 		zk.WithLogger(logger),
 		zk.WithLogInfo(false),
 	)

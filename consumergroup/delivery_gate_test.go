@@ -1,0 +1,217 @@
+package consumergroup
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// sendAsync runs g.send in its own goroutine and returns a channel that
+// receives its result.
+func sendAsync(ctx context.Context, g *deliveryGate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
+	res := make(chan bool, 1)
+	go func() { delivered, _ := g.sendIf(ctx, out, m, nil); res <- delivered }()
+	return res
+}
+
+// mustPend fails t if send already returned (call it after synctest.Wait:
+// the sender is then durably blocked or done).
+func mustPend(t *testing.T, res <-chan bool) {
+	t.Helper()
+	select {
+	case v := <-res:
+		t.Fatalf("send returned %v, want it still blocked", v)
+	default:
+	}
+}
+
+func TestDeliveryGateSetReportsChanges(t *testing.T) {
+	g := newDeliveryGate()
+	if paused, _, _ := g.state(); paused {
+		t.Fatal("a new gate is paused")
+	}
+	if g.set(false) {
+		t.Error("set(false) on an open gate reported a change")
+	}
+	if !g.set(true) {
+		t.Error("set(true) on an open gate reported no change")
+	}
+	if g.set(true) {
+		t.Error("set(true) on a paused gate reported a change")
+	}
+	paused, pauseC, resumeC := g.state()
+	if !paused {
+		t.Fatal("state after set(true) is not paused")
+	}
+	select {
+	case <-pauseC:
+	default:
+		t.Error("pauseC is not closed while paused")
+	}
+	select {
+	case <-resumeC:
+		t.Error("resumeC is closed while paused")
+	default:
+	}
+	if !g.set(false) {
+		t.Error("set(false) on a paused gate reported no change")
+	}
+	paused, pauseC, resumeC = g.state()
+	if paused {
+		t.Fatal("state after set(false) is paused")
+	}
+	select {
+	case <-resumeC:
+	default:
+		t.Error("resumeC is not closed while open")
+	}
+	select {
+	case <-pauseC:
+		t.Error("pauseC is closed while open")
+	default:
+	}
+}
+
+func TestDeliveryGateOpenDelivers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		out := make(chan *sarama.ConsumerMessage)
+		m := &sarama.ConsumerMessage{Offset: 7}
+		res := sendAsync(t.Context(), g, out, m)
+		synctest.Wait()
+		mustPend(t, res) // nobody reads yet: send waits for the application
+		if got := <-out; got != m {
+			t.Fatalf("received %v, want %v", got, m)
+		}
+		if !<-res {
+			t.Fatal("send returned false after the message was taken")
+		}
+	})
+}
+
+func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		g.set(true)
+		out := make(chan *sarama.ConsumerMessage, 1) // a ready receiver: only the gate can hold the send
+		m := &sarama.ConsumerMessage{Offset: 1}
+		res := sendAsync(t.Context(), g, out, m)
+
+		time.Sleep(time.Hour) // however long the pause lasts
+		synctest.Wait()
+		mustPend(t, res)
+		if len(out) != 0 {
+			t.Fatal("a message went out while the gate was paused")
+		}
+
+		g.set(false)
+		synctest.Wait()
+		if !<-res {
+			t.Fatal("send returned false after the gate reopened")
+		}
+		if got := <-out; got != m {
+			t.Fatalf("received %v, want %v", got, m)
+		}
+	})
+}
+
+// A send already waiting for the application when the gate closes must not
+// deliver while paused, even if the application starts reading.
+func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		out := make(chan *sarama.ConsumerMessage)
+		m := &sarama.ConsumerMessage{Offset: 3}
+		res := sendAsync(t.Context(), g, out, m)
+		synctest.Wait() // the send waits on out
+
+		g.set(true)
+		synctest.Wait() // the send saw the pause
+
+		got := make(chan *sarama.ConsumerMessage, 1)
+		go func() { got <- <-out }()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		mustPend(t, res)
+		select {
+		case x := <-got:
+			t.Fatalf("message %v delivered while paused", x)
+		default:
+		}
+
+		g.set(false)
+		if x := <-got; x != m {
+			t.Fatalf("received %v, want %v", x, m)
+		}
+		if !<-res {
+			t.Fatal("send returned false after delivering")
+		}
+	})
+}
+
+func TestDeliveryGateCancelWhilePaused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		g.set(true)
+		ctx, cancel := context.WithCancel(t.Context())
+		out := make(chan *sarama.ConsumerMessage, 1)
+		res := sendAsync(ctx, g, out, &sarama.ConsumerMessage{})
+		synctest.Wait()
+		mustPend(t, res)
+		cancel()
+		if <-res {
+			t.Fatal("send returned true after its context was cancelled while paused")
+		}
+		if len(out) != 0 {
+			t.Fatal("a message went out although the send was cancelled")
+		}
+	})
+}
+
+func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		out := make(chan *sarama.ConsumerMessage) // nobody reads
+		start := time.Now()
+		if delivered, _ := g.sendIf(ctx, out, &sarama.ConsumerMessage{}, nil); delivered {
+			t.Fatal("send returned true with nobody reading")
+		}
+		if d := time.Since(start); d != 5*time.Second {
+			t.Fatalf("send returned after %v, want exactly the 5s context timeout", d)
+		}
+	})
+}
+
+// Pausing and resuming repeatedly while a send waits must neither lose nor
+// duplicate the message.
+func TestDeliveryGateFlappingDeliversOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newDeliveryGate()
+		out := make(chan *sarama.ConsumerMessage, 2)
+		g.set(true)
+		m := &sarama.ConsumerMessage{Offset: 9}
+		res := sendAsync(t.Context(), g, out, m)
+		for i := 0; i < 10; i++ {
+			synctest.Wait()
+			mustPend(t, res)
+			g.set(false)
+			g.set(true) // the sender may or may not have run in between
+			synctest.Wait()
+			if len(out) > 0 {
+				break
+			}
+		}
+		g.set(false)
+		if !<-res {
+			t.Fatal("send returned false")
+		}
+		if len(out) != 1 {
+			t.Fatalf("%d messages went out, want exactly 1", len(out))
+		}
+	})
+}
