@@ -15,8 +15,12 @@ func checkHistory(d *historyData, exp expectation) *historyReport {
 	byPart := deliveriesByPartition(d)
 	checkLost(r, byPart, exp)
 	checkOffsets(r, d)
+	minRegain := exp.minRegain
+	if minRegain <= 0 {
+		minRegain = defaultMinRegain
+	}
 	for p := int32(0); p < d.partitions; p++ {
-		checkOverlap(r, d, p, byPart[p])
+		checkOverlap(r, d, p, byPart[p], minRegain)
 	}
 	countDuplicates(r, d, byPart)
 	checkConvergence(r, d, exp)

@@ -250,6 +250,19 @@ func TestHistoryOverlap(t *testing.T) {
 		{"zombie after the new owner's only delivery", func(s *synth) {
 			s.deliver(1, 0, 0, 10, span(100, 108)...).deliver(2, 0, 90, 0, 105).deliver(1, 0, 95, 10, 109, 110)
 		}, want{handoffs: 1, overlapping: 3, from: 90, to: 105}},
+		{"zombie at the head of the log while the new owner catches up and follows", func(s *synth) {
+			// 1 delivered 40..174 (committed 49) and goes on as new messages
+			// arrive; 2 starts at 49, catches up at once, then delivers the
+			// same new messages just after 1.
+			s.deliver(1, 0, 0, 10, span(40, 174)...).deliver(2, 0, 1350, 0, span(49, 174)...).
+				deliver(1, 0, 1360, 25, 175, 176, 177).deliver(2, 0, 1365, 25, 175, 176, 177)
+		}, want{handoffs: 1, overlapping: 131, from: 1350, to: 1410}},
+		{"regains the partition long after a crash, where it stopped", func(s *synth) {
+			// 2 redelivered exactly what 1 had not committed, then handed
+			// the partition back to 1 (registered again) with no new message.
+			s.deliver(1, 0, 0, 10, span(40, 174)...).deliver(2, 0, 5000, 1, span(49, 174)...).
+				deliver(1, 0, 8000, 10, span(175, 180)...)
+		}, want{handoffs: 2}},
 		{"reset moves the start anywhere", func(s *synth) {
 			s.deliver(1, 0, 0, 10, span(100, 110)...).reset(0, 0, 150).deliver(2, 0, 200, 10, span(0, 5)...)
 		}, want{handoffs: 1}},

@@ -107,6 +107,11 @@ type expectation struct {
 	// fault (from the origin when there was none). Zero: convergence is not
 	// checked.
 	within time.Duration
+	// minRegain is the shortest time in which an instance can get back a
+	// partition it lost without committing everything it delivered, and
+	// resume exactly where it stopped (see history_overlap_test.go); quicker
+	// than that, it never stopped. Default (0) defaultMinRegain, 500 ms.
+	minRegain time.Duration
 	// drain, in the live recorder, is how long check waits for every
 	// produced offset to be delivered before it judges (0: it does not wait).
 	drain time.Duration

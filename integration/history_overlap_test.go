@@ -18,16 +18,29 @@ import (
 // claim's epoch), so the committed offset when the next holder starts is
 // between Y's first offset and one past the highest offset Y delivered.
 //
+// Where both readings fit, timing decides. The typical zombie keeps
+// delivering at the head of the log while the new holder catches up from the
+// last commit and then delivers the same new messages: each run of either
+// one starts exactly one past its own previous run and also fits as a
+// handoff (f = m+1). A legitimate handoff back to an instance that resumes
+// exactly where it left off is only possible when it lost the partition
+// without committing what it had delivered (a clean release commits
+// everything first, so the next holder delivers newer messages and the
+// commit moves past them): it had to lose its claim (fence, session expiry,
+// processing timeout) and claim again, which takes far longer than
+// minRegain.
+//
 // So the checker walks the runs of a partition in time order (equal times in
 // recording order) and keeps the current tenure (instance, first offset s,
 // highest offset m). A run of another instance X that starts at an offset f
 // is:
-//   - a new tenure (a handoff) when s <= f <= max(s, m+1), or when a reset
-//     of the partition was noted since the current tenure began (it can move
-//     the committed offset anywhere);
-//   - otherwise, the continuation of X's own latest tenure when f is above
-//     the last offset X delivered in it: X never stopped, and the tenures in
-//     between overlap it;
+//   - a new tenure when a reset of the partition was noted since the current
+//     tenure began (it can move the committed offset anywhere);
+//   - the continuation of X's own latest tenure, when f = one past the last
+//     offset X delivered in it and X's previous delivery of the partition is
+//     less than minRegain before f's (it resumed at once), or when f is above
+//     that last offset and f is not a possible start (below);
+//   - a new tenure (a handoff) when s <= f <= max(s, m+1);
 //   - otherwise a new tenure that no commit explains (reported as a figure,
 //     not as an overlap: invariant 2 and the lost check see what went wrong).
 //
@@ -38,9 +51,12 @@ import (
 // intersect; every delivery inside such an intersection counts as
 // overlapping, whoever made it.
 //
-// What it cannot see: an instance that resumes exactly where the other
-// one's run ended (f = m+1), after the other re-delivered only messages the
-// first had delivered and not committed, looks like a hand-back.
+// What it cannot see: a zombie that pauses for minRegain or more and then
+// resumes exactly where the other instance's run ended, or that skips
+// offsets into the range a handoff explains, is taken for a handoff.
+
+// defaultMinRegain is expectation.minRegain's default.
+const defaultMinRegain = 500 * time.Millisecond
 
 // hRun is a maximal run of one instance's deliveries of a partition.
 type hRun struct {
@@ -81,7 +97,7 @@ func runsOf(ds []hDelivery) []hRun {
 
 // checkOverlap finds the tenures of partition p (its deliveries ds sorted),
 // the handoff figures and the overlaps.
-func checkOverlap(r *historyReport, d *historyData, p int32, ds []hDelivery) []*tenure {
+func checkOverlap(r *historyReport, d *historyData, p int32, ds []hDelivery, minRegain time.Duration) []*tenure {
 	var tenures []*tenure
 	latest := make(map[int]*tenure)
 	var cur *tenure
@@ -91,9 +107,11 @@ func checkOverlap(r *historyReport, d *historyData, p int32, ds []hDelivery) []*
 			continue
 		}
 		if cur != nil {
-			fresh := resetBetween(d, p, ds[cur.first].at, ds[rn.i0].at) ||
-				(cur.start <= rn.first && rn.first <= max(cur.start, cur.top+1))
-			if old := latest[rn.instance]; !fresh && old != nil && rn.first > old.lastOffset {
+			reset := resetBetween(d, p, ds[cur.first].at, ds[rn.i0].at)
+			fresh := reset || (cur.start <= rn.first && rn.first <= max(cur.start, cur.top+1))
+			old := latest[rn.instance]
+			resumed := old != nil && rn.first == old.lastOffset+1 && ds[rn.i0].at.Sub(ds[old.last].at) < minRegain
+			if !reset && old != nil && (resumed || (!fresh && rn.first > old.lastOffset)) {
 				old.extend(rn)
 				continue
 			}
