@@ -172,12 +172,16 @@ const (
 )
 
 // countDuplicates counts deliveries of an offset delivered before and gives
-// each a reason: the first that applies of dupOverlap (this delivery or the
-// first one of the offset lies in an overlap window of the partition),
-// dupReset (a reset of the partition noted after the first delivery of the
-// offset and at or before this one), dupFault (a fault that started at or
-// before this delivery and had not ended before the first one; a fault
-// never ended counts as an instant) and dupClean.
+// each a reason: the first that applies of
+//   - dupOverlap: this delivery or the first one of the offset lies in an
+//     overlap window of the partition;
+//   - dupReset: a reset of the partition was noted after the first delivery
+//     of the offset and at or before this one;
+//   - dupFault: a fault that hit given instances started at or before this
+//     delivery, and one of them delivered the offset before; or a fault
+//     without instances started at or before this delivery and had not
+//     ended before the first one (a fault never ended counts as an instant);
+//   - dupClean: none of these, a clean rebalance redelivered.
 func countDuplicates(r *historyReport, d *historyData, byPart map[int32][]hDelivery) {
 	for p, ds := range byPart {
 		var windows [][2]time.Time
@@ -186,20 +190,23 @@ func countDuplicates(r *historyReport, d *historyData, byPart map[int32][]hDeliv
 				windows = append(windows, [2]time.Time{o.from, o.to})
 			}
 		}
-		first := make(map[int64]time.Time)
+		earlier := make(map[int64][]hDelivery)
 		for _, dl := range ds {
-			t0, ok := first[dl.offset]
-			if !ok {
-				first[dl.offset] = dl.at
+			before := earlier[dl.offset]
+			earlier[dl.offset] = append(before, dl)
+			if len(before) == 0 {
 				continue
 			}
 			r.dups++
-			r.dupsBy[dupReason(d, p, t0, dl.at, windows)]++
+			r.dupsBy[dupReason(d, p, before, dl.at, windows)]++
 		}
 	}
 }
 
-func dupReason(d *historyData, p int32, firstAt, at time.Time, overlaps [][2]time.Time) string {
+// dupReason classifies a delivery at at of an offset delivered before (the
+// deliveries in before, in time order).
+func dupReason(d *historyData, p int32, before []hDelivery, at time.Time, overlaps [][2]time.Time) string {
+	firstAt := before[0].at
 	for _, w := range overlaps {
 		for _, t := range []time.Time{firstAt, at} {
 			if !t.Before(w[0]) && !t.After(w[1]) {
@@ -213,8 +220,16 @@ func dupReason(d *historyData, p int32, firstAt, at time.Time, overlaps [][2]tim
 		}
 	}
 	for _, f := range d.faults {
-		if !f.start.After(at) && !f.until().Before(firstAt) {
+		if f.start.After(at) {
+			continue
+		}
+		if f.instances == nil && !f.until().Before(firstAt) {
 			return dupFault
+		}
+		for _, b := range before {
+			if slices.Contains(f.instances, b.instance) {
+				return dupFault
+			}
 		}
 	}
 	return dupClean

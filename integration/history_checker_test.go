@@ -305,7 +305,7 @@ func TestHistoryHandoffGap(t *testing.T) {
 }
 
 func TestHistoryDuplicates(t *testing.T) {
-	s := newSynth(4).
+	s := newSynth(5).
 		// partition 0: a clean handoff that redelivers 10.
 		deliver(1, 0, 0, 10, span(0, 10)...).deliver(2, 0, 500, 10, span(10, 12)...).
 		// partition 1: 1 is cut off (fault 1000..2000) before committing 8..10.
@@ -318,10 +318,16 @@ func TestHistoryDuplicates(t *testing.T) {
 		// by the zombie inside the overlap.
 		deliver(1, 3, 10000, 10, span(100, 108)...).fault("zombie 1", 10085, -1).
 		deliver(2, 3, 10090, 10, span(105, 110)...).deliver(1, 3, 10095, 10, 109, 110)
+	// partition 4: 7 crashes at 20000 but goes on delivering 6..8 as a
+	// zombie; 8 takes over at 30000 from 5, which 6 delivered (a clean
+	// duplicate: no fault window and 6 was not hit) and redelivers 6..8
+	// (after the crash that hit 7, which delivered them).
+	s.deliver(6, 4, 20000, 10, span(0, 5)...).deliver(7, 4, 20100, 10, 6, 7, 8).deliver(8, 4, 30000, 10, span(5, 8)...)
+	s.d.faults = append(s.d.faults, faultSpan{name: "crash 7", start: s.at(20000), instances: []int{7}})
 	r := s.check(expectation{})
-	want := map[string]int{dupClean: 1, dupFault: 5, dupReset: 2, dupOverlap: 4}
-	if r.dups != 12 || len(r.dupsBy) != len(want) {
-		t.Fatalf("duplicates %d by %v, want 12 by %v", r.dups, r.dupsBy, want)
+	want := map[string]int{dupClean: 2, dupFault: 8, dupReset: 2, dupOverlap: 4}
+	if r.dups != 16 || len(r.dupsBy) != len(want) {
+		t.Fatalf("duplicates %d by %v, want 16 by %v", r.dups, r.dupsBy, want)
 	}
 	for k, n := range want {
 		if r.dupsBy[k] != n {

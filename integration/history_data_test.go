@@ -49,10 +49,13 @@ func (r offsetReset) covers(p int32) bool {
 }
 
 // faultSpan is a fault the test injected, from start to end; a zero end is a
-// fault never ended, which counts as an instant (a crash, say).
+// fault never ended, which counts as an instant (a crash, say). instances,
+// when set, are the instances it hit (a crashed one keeps delivering as a
+// zombie after the instant, and what it delivered is redelivered later).
 type faultSpan struct {
 	name       string
 	start, end time.Time
+	instances  []int
 }
 
 // until returns the end of the fault, its start if it never ended.

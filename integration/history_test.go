@@ -94,12 +94,15 @@ func (h *history) attach(l *ledger) {
 	h.ledgers = append(h.ledgers, l)
 }
 
-// fault notes that a fault starts now; faultEnd ends it. A fault never
-// ended counts as an instant (a crash, say).
-func (h *history) fault(name string) {
+// fault notes that a fault starts now, hitting the given instances (none:
+// the fault is not tied to instances); faultEnd ends it. A fault never ended
+// counts as an instant (a crash, say). Convergence is measured from the end
+// of the last fault; a duplicate of a message an instance hit by a fault
+// delivered counts as caused by the fault.
+func (h *history) fault(name string, instances ...int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.data.faults = append(h.data.faults, faultSpan{name: name, start: time.Now()})
+	h.data.faults = append(h.data.faults, faultSpan{name: name, start: time.Now(), instances: instances})
 }
 
 // faultEnd notes that every fault still going on ends now.
