@@ -228,6 +228,13 @@ func (w *partitionWorker) run() {
 	}
 }
 
+// claimEnded reports whether a worker that ended on its own did so because
+// its claim ended (lost, or the session holding it replaced) rather than
+// because of an error. Read it after the worker's exit was received.
+func (w *partitionWorker) claimEnded() bool {
+	return w.abandon.Load() || w.claimLost.Load()
+}
+
 func (w *partitionWorker) exitOnItsOwn() {
 	select {
 	case w.exited <- w:

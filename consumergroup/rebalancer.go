@@ -160,14 +160,23 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 			ws = newWatchSet() // the old watches died with the session
 		case w := <-exited:
-			// A partition that ended on its own is started again, if still
-			// assigned here, after Claim.RetryCooldown: a persistent error
-			// must not spin.
+			// A partition that ended on its own is started again if still
+			// assigned here. When its claim ended (lost to another claim, an
+			// owner node deleted, the session replaced) it is claimed again
+			// at once: the claim loop waits for the partition to be free, so
+			// it is owned as soon as it is. After any other failure (a
+			// permanent claim error) it waits Claim.RetryCooldown, so a
+			// persistent error does not spin.
 			if workers[w.tp] == w {
 				delete(workers, w.tp)
 				stopping[w.tp] = w
-				cooldown[w.tp] = time.Now().Add(cg.config.Claim.RetryCooldown)
-				time.AfterFunc(cg.config.Claim.RetryCooldown, func() {
+				wait := cg.config.Claim.RetryCooldown
+				if w.claimEnded() {
+					wait = 0
+				} else {
+					cooldown[w.tp] = time.Now().Add(wait)
+				}
+				time.AfterFunc(wait, func() {
 					select {
 					case cooled <- struct{}{}:
 					default:
