@@ -6,6 +6,7 @@ import (
 	"log"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -61,6 +62,9 @@ type link struct {
 	to     int
 	ln     net.Listener
 	target string
+	// advertise, when set, replaces the election address server `from`
+	// announces in its first message (see rewriteInitial).
+	advertise string
 
 	mu    sync.Mutex
 	mode  mode
@@ -68,12 +72,12 @@ type link struct {
 	wg    sync.WaitGroup
 }
 
-func newLink(name string, from, to int, listen, target string) (*link, error) {
+func newLink(name string, from, to int, listen, target, advertise string) (*link, error) {
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return nil, err
 	}
-	l := &link{name: name, from: from, to: to, ln: ln, target: target, conns: make(map[*conn]struct{})}
+	l := &link{name: name, from: from, to: to, ln: ln, target: target, advertise: advertise, conns: make(map[*conn]struct{})}
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l, nil
@@ -145,7 +149,7 @@ func (l *link) serve(client net.Conn) {
 		}
 		return
 	}
-	server, err := net.DialTimeout("tcp", l.target, 5*time.Second)
+	server, err := dialPatiently(l.target)
 	if err != nil {
 		_ = client.Close()
 		return
@@ -154,12 +158,45 @@ func (l *link) serve(client net.Conn) {
 	if !l.track(c) {
 		return
 	}
+	if l.advertise != "" {
+		_ = client.SetReadDeadline(time.Now().Add(10 * time.Second))
+		sid, was, err := rewriteInitial(client, server, l.advertise)
+		_ = client.SetReadDeadline(time.Time{})
+		if err != nil {
+			log.Printf("%s: initial message: %v", l.name, err)
+			l.drop(c)
+			return
+		}
+		if sid >= 0 && was != l.advertise {
+			log.Printf("%s: server %d advertised %s, rewritten to %s", l.name, sid, was, l.advertise)
+		}
+	}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		l.pump(c, server, client)
 	}()
 	l.pump(c, client, server)
+}
+
+// refusedFor is how long a link keeps dialing a target that refuses
+// connections. Without the proxy, a server connecting to a peer that is
+// not listening yet (a leader elected a moment ago opens its quorum port
+// just after) is refused and retries; through the proxy its connection
+// is accepted first, so a refusal would reach it as a reset of an
+// established connection, which it treats as a lost leader and starts a
+// new election. Retrying here for a little while spares it that.
+const refusedFor = 2 * time.Second
+
+func dialPatiently(target string) (net.Conn, error) {
+	deadline := time.Now().Add(refusedFor)
+	for {
+		c, err := net.DialTimeout("tcp", target, 5*time.Second)
+		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+			return c, err
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
 }
 
 // track registers c, unless the link changed mode while c was being set
@@ -201,6 +238,11 @@ func (l *link) pump(c *conn, src, dst net.Conn) {
 			break
 		}
 	}
+	l.drop(c)
+}
+
+// drop forgets c and closes it.
+func (l *link) drop(c *conn) {
 	l.mu.Lock()
 	delete(l.conns, c)
 	l.mu.Unlock()

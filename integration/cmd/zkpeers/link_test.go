@@ -37,7 +37,7 @@ func echoServer(t *testing.T) string {
 
 func startLink(t *testing.T) *link {
 	t.Helper()
-	l, err := newLink("test 1->2", 1, 2, "127.0.0.1:0", echoServer(t))
+	l, err := newLink("test 1->2", 1, 2, "127.0.0.1:0", echoServer(t), "")
 	if err != nil {
 		t.Fatal(err)
 	}

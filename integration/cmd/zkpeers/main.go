@@ -8,7 +8,10 @@
 // Each link listens on 127.0.0.1:listenport for the connections server
 // `from` opens to server `to` and forwards them to 127.0.0.1:targetport (the
 // real quorum or election port of `to`). Server `from`'s configuration
-// names the listen port as `to`'s address.
+// names the listen port as `to`'s address. An election link also rewrites
+// the address `from` advertises in its first message to the listen port of
+// the election link back from `to` (see rewriteInitial), so that no
+// election connection bypasses the proxies.
 //
 // The cut file lists the servers that are cut off, one per line: "<id>" or
 // "<id> silent|reset". A link is cut when either end is. A silent cut keeps
@@ -47,13 +50,18 @@ func main() {
 		log.Fatal("usage: zkpeers -cuts FILE -applied FILE kind:from:to:listenport:targetport ...")
 	}
 
-	var links []*link
+	var specs []linkSpec
 	for _, a := range flag.Args() {
 		s, err := parseLinkSpec(a)
 		if err != nil {
 			log.Fatal(err)
 		}
-		l, err := newLink(s.name(), s.from, s.to, fmt.Sprintf("127.0.0.1:%d", s.listen), fmt.Sprintf("127.0.0.1:%d", s.target))
+		specs = append(specs, s)
+	}
+	var links []*link
+	for _, s := range specs {
+		l, err := newLink(s.name(), s.from, s.to, fmt.Sprintf("127.0.0.1:%d", s.listen),
+			fmt.Sprintf("127.0.0.1:%d", s.target), advertised(specs, s))
 		if err != nil {
 			log.Fatalf("%s: %v", s.name(), err)
 		}
@@ -101,6 +109,23 @@ func main() {
 		log.Printf("cuts applied: %v", cuts)
 		last, first = text, false
 	}
+}
+
+// advertised is the election address server s.from must announce to
+// s.to: the proxy of the link from s.to back to s.from, so that a
+// connection s.to opens in answer goes through a proxy as well. It is ""
+// for quorum links, which announce no address.
+func advertised(specs []linkSpec, s linkSpec) string {
+	if s.kind != "election" {
+		return ""
+	}
+	for _, r := range specs {
+		if r.kind == s.kind && r.from == s.to && r.to == s.from {
+			return fmt.Sprintf("127.0.0.1:%d", r.listen)
+		}
+	}
+	log.Fatalf("%s: no link back from %d to %d", s.name(), s.to, s.from)
+	return ""
 }
 
 // writeAtomic replaces path with data, so a reader never sees a partial
