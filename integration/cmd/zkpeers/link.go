@@ -70,6 +70,7 @@ type link struct {
 	mode  mode
 	conns map[*conn]struct{}
 	wg    sync.WaitGroup
+	done  chan struct{} // closed by close
 }
 
 func newLink(name string, from, to int, listen, target, advertise string) (*link, error) {
@@ -77,7 +78,8 @@ func newLink(name string, from, to int, listen, target, advertise string) (*link
 	if err != nil {
 		return nil, err
 	}
-	l := &link{name: name, from: from, to: to, ln: ln, target: target, advertise: advertise, conns: make(map[*conn]struct{})}
+	l := &link{name: name, from: from, to: to, ln: ln, target: target, advertise: advertise,
+		conns: make(map[*conn]struct{}), done: make(chan struct{})}
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l, nil
@@ -107,6 +109,7 @@ func (l *link) set(m mode) {
 
 // close stops the link and waits for its goroutines.
 func (l *link) close() {
+	close(l.done)
 	_ = l.ln.Close()
 	l.mu.Lock()
 	for c := range l.conns {
@@ -149,7 +152,7 @@ func (l *link) serve(client net.Conn) {
 		}
 		return
 	}
-	server, err := dialPatiently(l.target)
+	server, err := l.dialPatiently()
 	if err != nil {
 		_ = client.Close()
 		return
@@ -188,14 +191,18 @@ func (l *link) serve(client net.Conn) {
 // new election. Retrying here for a little while spares it that.
 const refusedFor = 2 * time.Second
 
-func dialPatiently(target string) (net.Conn, error) {
+func (l *link) dialPatiently() (net.Conn, error) {
 	deadline := time.Now().Add(refusedFor)
 	for {
-		c, err := net.DialTimeout("tcp", target, 5*time.Second)
+		c, err := net.DialTimeout("tcp", l.target, 5*time.Second)
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
 			return c, err
 		}
-		time.Sleep(25 * time.Millisecond)
+		select {
+		case <-l.done:
+			return nil, err
+		case <-time.After(25 * time.Millisecond):
+		}
 	}
 }
 

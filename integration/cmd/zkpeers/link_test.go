@@ -164,3 +164,38 @@ func TestParseLinkSpec(t *testing.T) {
 		}
 	}
 }
+
+// A server that connects to a peer a moment before the peer listens (a
+// leader just elected) must get through, not be reset.
+func TestLinkWaitsForATargetAboutToListen(t *testing.T) {
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := probe.Addr().String()
+	_ = probe.Close()
+	l, err := newLink("test 1->2", 1, 2, "127.0.0.1:0", target, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.close)
+	c := dial(t, l)
+
+	time.Sleep(300 * time.Millisecond)
+	ln, err := net.Listen("tcp", target)
+	if err != nil {
+		t.Fatalf("listen on %s: %v", target, err)
+	}
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer s.Close()
+		_, _ = io.Copy(s, s)
+	}()
+	if got, err := roundTrip(c, "late", 3*time.Second); err != nil || got != "late" {
+		t.Fatalf("round trip to a target that listened 300 ms late: %q, %v", got, err)
+	}
+}
