@@ -91,8 +91,10 @@ func TestIntegrationEnsembleStack(t *testing.T) {
 	old := testenv.EnsembleLeader(t)
 	killed := time.Now()
 	testenv.KillZK(t, old)
+	gone := time.Now()
 	leader := testenv.WaitLeader(t, 30*time.Second, old)
-	t.Logf("killed leader %d; server %d leads %v later", old, leader, time.Since(killed).Round(time.Millisecond))
+	t.Logf("killed leader %d; server %d leads %v after the SIGKILL (%v after kill-zk saw the process gone)",
+		old, leader, time.Since(killed).Round(time.Millisecond), time.Since(gone).Round(time.Millisecond))
 	survivor := connectZK(t, testenv.ZKServerAddr(leader))
 	if err := survivor.Consumergroup(group).CommitOffset(topic, 0, 3); err != nil {
 		t.Fatalf("write through the new leader %d: %v", leader, err)

@@ -43,9 +43,12 @@
 # 1 s to 60 s. The ensemble adds initLimit 10 (a follower has 5 s to sync
 # with a new leader) and syncLimit 4: a follower that hears nothing from
 # the leader for 4 ticks (2 s) gives up, stops serving its clients and looks
-# for a leader again, and the leader drops a follower as late. Dynamic
-# reconfiguration is off, so every server keeps the peer addresses of its
-# own configuration.
+# for a leader again; the leader likewise drops a follower silent for as
+# long. Dynamic reconfiguration is off (reconfigEnabled=false, the default,
+# written out), so every server keeps the peer addresses of its own
+# configuration. Ensemble servers ask their peers for a leader at least
+# every 2 s (ZooKeeper's default backs off to 60 s), so a healed server
+# rejoins within about 2 s.
 #
 # Ensemble links: server i reaches server j (quorum and election port)
 # through a loopback proxy of its own, run by integration/cmd/zkpeers; the
@@ -121,7 +124,9 @@ peer_proxy() { echo $((ZK_PEER_PORT + 2 * ZK_NODES + 2 * (($1 - 1) * ZK_NODES + 
 
 need_id() {
 	ensemble || die "$1 needs an ensemble (ZK_NODES=3)"
-	[[ "${2:-}" =~ ^[0-9]+$ ]] && (($2 >= 1 && $2 <= ZK_NODES)) || die "$1: server id 1..$ZK_NODES expected, got '${2:-}'"
+	if ! [[ "${2:-}" =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > ZK_NODES)); then
+		die "$1: server id 1..$ZK_NODES expected, got '${2:-}'"
+	fi
 }
 
 # fetch_jars resolves Kafka and its dependencies (ZooKeeper included) from
@@ -454,12 +459,12 @@ stop_one() {
 	rm -f "$PIDS/$name.pid"
 }
 
-# stop_all_zk [SIG]: every ZooKeeper server that has a pid file, whatever
+# stop_all_zk: stop every ZooKeeper server that has a pid file, whatever
 # ZK_NODES says now.
 stop_all_zk() {
 	local f
 	shopt -s nullglob
-	for f in "$PIDS"/zookeeper*.pid; do stop_one "$(basename "$f" .pid)" "${1:-TERM}"; done
+	for f in "$PIDS"/zookeeper*.pid; do stop_one "$(basename "$f" .pid)"; done
 }
 
 cmd_up() {
