@@ -38,10 +38,15 @@ func ZKNodes() int {
 	return n
 }
 
+// ZKServers are the client addresses of every ZooKeeper server: ZKAddr
+// split at its commas, one "host:port" each, as NewKazoo and
+// JoinConsumerGroup take them. (ZKAddr itself is a connection string.)
+func ZKServers() []string { return strings.Split(ZKAddr(), ",") }
+
 // ZKServerAddr is the client address of server i (from 1): the i-th entry
-// of ZKAddr. It panics when the stack has no server i.
+// of ZKServers. It panics when the stack has no server i.
 func ZKServerAddr(i int) string {
-	addrs := strings.Split(ZKAddr(), ",")
+	addrs := ZKServers()
 	if i < 1 || i > len(addrs) {
 		panic(fmt.Sprintf("testenv: no ZooKeeper server %d in ZK_ADDR=%q", i, ZKAddr()))
 	}
@@ -53,7 +58,7 @@ func ZKServerAddr(i int) string {
 func Ensemble(t testing.TB) {
 	t.Helper()
 	Integration(t)
-	if ZKNodes() != 3 || len(strings.Split(ZKAddr(), ",")) != 3 {
+	if ZKNodes() != 3 || len(ZKServers()) != 3 {
 		t.Skip("needs a ZooKeeper ensemble: start the stack with ZK_NODES=3 and pass its `env` (ZK_NODES=3, ZK_ADDR with three servers)")
 	}
 }
