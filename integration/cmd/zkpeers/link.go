@@ -223,7 +223,10 @@ func (l *link) track(c *conn) bool {
 }
 
 // pump copies src to dst until src ends, discarding what it reads while c
-// is tainted. A nil dst discards everything. When src ends, c is closed.
+// is tainted. A nil dst discards everything. When src ends, c is closed;
+// but while c is tainted only src is: across a partition, one side closing
+// goes unnoticed by the other, which keeps its end until it gives up on
+// its own or the link opens again.
 func (l *link) pump(c *conn, src, dst net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -244,6 +247,13 @@ func (l *link) pump(c *conn, src, dst net.Conn) {
 			}
 			break
 		}
+	}
+	l.mu.Lock()
+	hidden := c.tainted
+	l.mu.Unlock()
+	if hidden {
+		_ = src.Close()
+		return
 	}
 	l.drop(c)
 }

@@ -199,3 +199,40 @@ func TestLinkWaitsForATargetAboutToListen(t *testing.T) {
 		t.Fatalf("round trip to a target that listened 300 ms late: %q, %v", got, err)
 	}
 }
+
+// Under a silent cut, one side closing its connection is hidden from the
+// other side too, as across a real partition.
+func TestLinkSilentCutHidesAClose(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	l, err := newLink("test 1->2", 1, 2, "127.0.0.1:0", ln.Addr().String(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.close)
+	c := dial(t, l)
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("x")); err != nil { // wait until forwarded
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1)
+	if _, err := io.ReadFull(s, buf); err != nil {
+		t.Fatal(err)
+	}
+
+	l.set(silent)
+	_ = s.Close()
+	if got, err := roundTrip(c, "y", 500*time.Millisecond); !isTimeout(err) {
+		t.Fatalf("client of a peer that closed behind a silent cut: got %q, %v; want silence", got, err)
+	}
+	l.set(open)
+	if _, err := roundTrip(c, "z", 2*time.Second); err == nil || isTimeout(err) {
+		t.Fatalf("after heal: %v; want the connection closed", err)
+	}
+}
