@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# stack.sh: the local test stack, a real ZooKeeper and real Apache Kafka
-# broker(s) in ZooKeeper mode, as plain processes on 127.0.0.1.
+# stack.sh: the local test stack, a real ZooKeeper (one server, or an
+# ensemble of three) and real Apache Kafka broker(s) in ZooKeeper mode, as
+# plain processes on 127.0.0.1.
 #
 #   integration/stack.sh up        download jars if needed, start ZooKeeper and
 #                                  the broker(s), wait until ready, create topics
@@ -10,13 +11,25 @@
 #   integration/stack.sh env       print the settings as shell assignments
 #
 # Fault tests also use:
-#   integration/stack.sh stop-zk | start-zk
+#   integration/stack.sh stop-zk | start-zk        every ZooKeeper server
 #   integration/stack.sh stop-broker N | start-broker N | kill-broker N
+# and, with ZK_NODES=3 (servers numbered 1 to 3):
+#   integration/stack.sh stop-zk N | kill-zk N     SIGTERM | SIGKILL server N
+#   integration/stack.sh start-zk N                start N, wait until it serves
+#   integration/stack.sh cut-zk N [silent|reset]   cut N off from its peers
+#   integration/stack.sh heal-zk N                 reconnect N to its peers
+#   integration/stack.sh zk-mode N                 leader, follower, not-serving
+#                                                  or stopped
+#   integration/stack.sh zk-leader                 id of the current leader
 #
 # Settings (environment variables, with defaults):
 #   STACK_DIR        integration/.stack  data, logs and pid files (git-ignored)
 #   STACK_CACHE      integration/.cache  the jars from Maven Central (git-ignored)
-#   ZK_PORT          2181                ZooKeeper client port
+#   ZK_NODES         1                   ZooKeeper servers: 1, or 3 for an ensemble
+#   ZK_PORT          2181                client port of server 1; server N uses
+#                                        ZK_PORT+N-1
+#   ZK_PEER_PORT     ZK_PORT+1000        first of the ensemble's peer ports
+#                                        (ZK_PEER_PORT to ZK_PEER_PORT+23)
 #   KAFKA_PORT       9092                port of broker 1; broker N uses KAFKA_PORT+N-1
 #   KAFKA_BROKERS    1                   number of brokers (3 for fault tests)
 #   KAFKA_HEAP       512m                -Xmx of each broker
@@ -26,6 +39,27 @@
 #   STACK_MVN_ARGS   ""                  extra mvn arguments (e.g. -Dmaven.repo.local=DIR)
 #   STACK_KEEP_DATA  0                   1: `down` keeps the data folders
 #
+# Every ZooKeeper server runs with tickTime 500 ms and session timeouts from
+# 1 s to 60 s. The ensemble adds initLimit 10 (a follower has 5 s to sync
+# with a new leader) and syncLimit 4: a follower that hears nothing from
+# the leader for 4 ticks (2 s) gives up, stops serving its clients and looks
+# for a leader again; the leader likewise drops a follower silent for as
+# long. Dynamic reconfiguration is off (reconfigEnabled=false, the default,
+# written out), so every server keeps the peer addresses of its own
+# configuration. Ensemble servers ask their peers for a leader at least
+# every 2 s (ZooKeeper's default backs off to 60 s), so a healed server
+# rejoins within about 2 s.
+#
+# Ensemble links: server i reaches server j (quorum and election port)
+# through a loopback proxy of its own, run by integration/cmd/zkpeers; the
+# client ports are not proxied. `cut-zk N` cuts every link from or to N:
+# silent (the default) keeps the connections up but lets no byte through,
+# like a real partition, so N notices only after syncLimit ticks; reset
+# closes them, so N notices at once. Either way N's clients stay connected
+# to N until N gives up on the leader, then N refuses them until healed.
+# The brokers connect to servers 2 and 3 only, so server 1 is the one tests
+# cut (while it is a follower) without disturbing Kafka.
+#
 # A second `up` while the stack runs starts nothing new and only re-checks
 # readiness. Every log stays in $STACK_DIR/logs.
 set -euo pipefail
@@ -33,7 +67,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STACK_DIR="${STACK_DIR:-$ROOT/integration/.stack}"
 STACK_CACHE="${STACK_CACHE:-$ROOT/integration/.cache}"
+ZK_NODES="${ZK_NODES:-1}"
 ZK_PORT="${ZK_PORT:-2181}"
+ZK_PEER_PORT="${ZK_PEER_PORT:-$((ZK_PORT + 1000))}"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
 KAFKA_HEAP="${KAFKA_HEAP:-512m}"
@@ -44,15 +80,53 @@ LIB="$STACK_CACHE/lib"
 LOGS="$STACK_DIR/logs"
 PIDS="$STACK_DIR/pids"
 CONF="$STACK_DIR/conf"
+CUTS="$STACK_DIR/zkpeers.cut"
+APPLIED="$STACK_DIR/zkpeers.applied"
 
 log() { printf '[stack %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+[[ "$ZK_NODES" =~ ^[1-9]$ && "$ZK_NODES" != 2 ]] || die "ZK_NODES must be 1 or an ensemble size from 3 to 9, not '$ZK_NODES'"
+
+ensemble() { ((ZK_NODES > 1)); }
 
 broker_port() { echo $((KAFKA_PORT + $1 - 1)); }
 broker_addrs() {
 	local i out=""
 	for ((i = 1; i <= KAFKA_BROKERS; i++)); do out+="${out:+,}127.0.0.1:$(broker_port "$i")"; done
 	echo "$out"
+}
+
+# ZooKeeper servers are numbered 1..ZK_NODES. The single server keeps the
+# name it always had, so an existing stack's pid file stays valid.
+zk_name() { if ensemble; then echo "zookeeper-$1"; else echo zookeeper; fi; }
+zk_port() { echo $((ZK_PORT + $1 - 1)); }
+zk_addrs() {
+	local i out=""
+	for ((i = 1; i <= ZK_NODES; i++)); do out+="${out:+,}127.0.0.1:$(zk_port "$i")"; done
+	echo "$out"
+}
+# The brokers' connection string: in an ensemble, every server but 1, so
+# that cutting server 1 never touches Kafka's own sessions.
+broker_zk_connect() {
+	local i out=""
+	if ! ensemble; then echo "127.0.0.1:$ZK_PORT" && return; fi
+	for ((i = 2; i <= ZK_NODES; i++)); do out+="${out:+,}127.0.0.1:$(zk_port "$i")"; done
+	echo "$out"
+}
+
+# Peer ports, from ZK_PEER_PORT (P) and n = ZK_NODES: server j listens for
+# its peers on quorum port P+2(j-1) and election port P+2(j-1)+1; the proxy
+# of link i->j listens on P+2n+2((i-1)n+j-1) (quorum) and the next port
+# (election).
+peer_real() { echo $((ZK_PEER_PORT + 2 * ($1 - 1))); }
+peer_proxy() { echo $((ZK_PEER_PORT + 2 * ZK_NODES + 2 * (($1 - 1) * ZK_NODES + $2 - 1))); }
+
+need_id() {
+	ensemble || die "$1 needs an ensemble (ZK_NODES=3)"
+	if ! [[ "${2:-}" =~ ^[0-9]+$ ]] || (($2 < 1 || $2 > ZK_NODES)); then
+		die "$1: server id 1..$ZK_NODES expected, got '${2:-}'"
+	fi
 }
 
 # fetch_jars resolves Kafka and its dependencies (ZooKeeper included) from
@@ -71,26 +145,55 @@ fetch_jars() {
 	touch "$LIB/.complete"
 }
 
-# alive NAME: true when the pid recorded for NAME runs and is still our java.
+# alive NAME: true when the pid recorded for NAME runs and is still the
+# process we started (its command line carries zkgroup.stack=NAME).
 alive() {
 	local f="$PIDS/$1.pid" pid
 	[[ -f "$f" ]] || return 1
 	pid="$(cat "$f")"
 	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null || return 1
 	# Guard against a recycled pid: the process must be the one we started.
-	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-Dzkgroup.stack=$1" || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "zkgroup.stack=$1 " || return 1
 }
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-# zk4 CMD: send a ZooKeeper four-letter command and print the answer.
+# zk4 PORT CMD: send a ZooKeeper four-letter command to the server on PORT
+# and print the answer.
 zk4() {
 	local out
-	exec 3<>"/dev/tcp/127.0.0.1/$ZK_PORT" || return 1
-	printf '%s' "$1" >&3
+	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf '%s' "$2" >&3
 	out="$(timeout 5 cat <&3)" || true
 	exec 3<&- 3>&-
 	printf '%s' "$out"
+}
+
+# zk_mode ID: leader, follower or standalone while server ID serves
+# clients; not-serving while it runs without a quorum; stopped otherwise.
+zk_mode() {
+	local out mode
+	if ! alive "$(zk_name "$1")"; then echo stopped && return; fi
+	out="$(zk4 "$(zk_port "$1")" srvr 2>/dev/null || true)"
+	mode="$(sed -n 's/^Mode: //p' <<<"$out")"
+	echo "${mode:-not-serving}"
+}
+
+# zk_leader: the id of the one server in Mode leader (fails if none).
+zk_leader() {
+	local i
+	for ((i = 1; i <= ZK_NODES; i++)); do
+		if [[ "$(zk_mode "$i")" == leader ]]; then echo "$i" && return; fi
+	done
+	return 1
+}
+
+# zk_dump: the sessions and ephemeral nodes, which only the leader (or the
+# single server) lists.
+zk_dump() {
+	local id=1
+	if ensemble; then id="$(zk_leader)" || return 1; fi
+	zk4 "$(zk_port "$id")" dump
 }
 
 log4j_conf() {
@@ -121,14 +224,13 @@ spawn() {
 	echo $! >"$PIDS/$name.pid"
 }
 
-start_zk() {
-	if alive zookeeper; then return; fi
-	port_open "$ZK_PORT" && die "port $ZK_PORT is taken by a process this script did not start"
-	mkdir -p "$STACK_DIR/zookeeper" "$CONF"
-	log4j_conf
-	cat >"$CONF/zookeeper.properties" <<EOF
-dataDir=$STACK_DIR/zookeeper
-clientPort=$ZK_PORT
+# zk_conf ID: the configuration of server ID (the single server when not
+# an ensemble).
+zk_conf() {
+	local id="$1" j q
+	cat <<EOF
+dataDir=$STACK_DIR/$(zk_name "$id")
+clientPort=$(zk_port "$id")
 clientPortAddress=127.0.0.1
 # tickTime 500 lets tests use session timeouts from 1 s (2 ticks) to 60 s.
 tickTime=500
@@ -138,17 +240,132 @@ maxClientCnxns=0
 admin.enableServer=false
 4lw.commands.whitelist=*
 EOF
-	log "starting ZooKeeper on 127.0.0.1:$ZK_PORT"
-	spawn zookeeper 256m org.apache.zookeeper.server.quorum.QuorumPeerMain "$CONF/zookeeper.properties"
+	ensemble || return 0
+	cat <<EOF
+# A follower has initLimit ticks (5 s) to sync with a new leader, and gives
+# up on a leader it has not heard from for syncLimit ticks (2 s).
+initLimit=10
+syncLimit=4
+# Off (the default, stated here): no server ever takes peer addresses from
+# another's view, so each keeps reaching its peers through its own proxies.
+reconfigEnabled=false
+EOF
+	for ((j = 1; j <= ZK_NODES; j++)); do
+		if ((j == id)); then q="$(peer_real "$j")"; else q="$(peer_proxy "$id" "$j")"; fi
+		echo "server.$j=127.0.0.1:$q:$((q + 1))"
+	done
 }
 
+# start_zk ID: start server ID unless it runs.
+start_zk() {
+	local id="$1" name
+	name="$(zk_name "$id")"
+	if alive "$name"; then return; fi
+	port_open "$(zk_port "$id")" && die "port $(zk_port "$id") is taken by a process this script did not start"
+	mkdir -p "$STACK_DIR/$name" "$CONF"
+	if ensemble; then
+		port_open "$(peer_real "$id")" && die "peer port $(peer_real "$id") is taken by a process this script did not start"
+		echo "$id" >"$STACK_DIR/$name/myid"
+	fi
+	log4j_conf
+	zk_conf "$id" >"$CONF/$name.properties"
+	# An ensemble server that finds no leader asks its peers again after
+	# 0.2 s, then doubles the wait each time, by default up to 60 s: a server
+	# cut off for half a minute would rejoin up to half a minute after the
+	# heal. Two seconds at most keeps fault tests short.
+	local jvm=()
+	if ensemble; then jvm+=(-Dzookeeper.fastleader.maxNotificationInterval=2000); fi
+	log "starting ZooKeeper $name on 127.0.0.1:$(zk_port "$id")"
+	spawn "$name" 256m ${jvm[@]+"${jvm[@]}"} org.apache.zookeeper.server.quorum.QuorumPeerMain "$CONF/$name.properties"
+}
+
+# start_zkpeers: build and start the proxies of the ensemble's links.
+start_zkpeers() {
+	local i j links=() bin="$STACK_DIR/bin/zkpeers"
+	if alive zkpeers; then return; fi
+	mkdir -p "$STACK_DIR/bin" "$LOGS" "$PIDS"
+	(cd "$ROOT" && go build -o "$bin" ./integration/cmd/zkpeers) || die "cannot build integration/cmd/zkpeers"
+	for ((i = 1; i <= ZK_NODES; i++)); do
+		for ((j = 1; j <= ZK_NODES; j++)); do
+			((i != j)) || continue
+			local p r
+			p="$(peer_proxy "$i" "$j")" r="$(peer_real "$j")"
+			port_open "$p" && die "peer proxy port $p is taken by a process this script did not start"
+			port_open $((p + 1)) && die "peer proxy port $((p + 1)) is taken by a process this script did not start"
+			links+=("quorum:$i:$j:$p:$r" "election:$i:$j:$((p + 1)):$((r + 1))")
+		done
+	done
+	rm -f "$CUTS" "$APPLIED"
+	log "starting zkpeers: ${#links[@]} links on ports $(peer_proxy 1 2) to $(($(peer_proxy "$ZK_NODES" $((ZK_NODES - 1))) + 1))"
+	setsid nohup "$bin" -label zkgroup.stack=zkpeers -cuts "$CUTS" -applied "$APPLIED" "${links[@]}" \
+		>>"$LOGS/zkpeers.log" 2>&1 </dev/null &
+	echo $! >"$PIDS/zkpeers.pid"
+	local deadline=$((SECONDS + 10))
+	until [[ -f "$APPLIED" ]]; do
+		alive zkpeers || die "zkpeers exited; see $LOGS/zkpeers.log"
+		((SECONDS < deadline)) || die "zkpeers not ready after 10s; see $LOGS/zkpeers.log"
+		sleep 0.05
+	done
+}
+
+# set_cut ID MODE: record server ID as cut (MODE silent or reset) or, with
+# MODE "", as healed; then wait until zkpeers applied the new list.
+set_cut() {
+	local id="$1" m="$2" tmp deadline=$((SECONDS + 10))
+	alive zkpeers || die "zkpeers is not running (start the stack with ZK_NODES=$ZK_NODES)"
+	tmp="$(mktemp "$STACK_DIR/.cut.XXXXXX")"
+	{
+		if [[ -f "$CUTS" ]]; then awk -v id="$id" '$1 != id' "$CUTS"; fi
+		if [[ -n "$m" ]]; then echo "$id $m"; fi
+	} >"$tmp"
+	mv "$tmp" "$CUTS"
+	until cmp -s "$CUTS" "$APPLIED"; do
+		alive zkpeers || die "zkpeers exited; see $LOGS/zkpeers.log"
+		((SECONDS < deadline)) || die "zkpeers did not apply the cuts in 10s; see $LOGS/zkpeers.log"
+		sleep 0.02
+	done
+	if [[ -n "$m" ]]; then log "cut server $id off from its peers ($m)"; else log "healed server $id"; fi
+}
+
+# wait_zk: the single server answers ruok; or every ensemble server answers
+# ruok and serves as leader or follower, with exactly one leader.
 wait_zk() {
-	local deadline=$((SECONDS + STACK_TIMEOUT))
-	until [[ "$(zk4 ruok 2>/dev/null)" == imok ]]; do
-		alive zookeeper || die "ZooKeeper exited; see $LOGS/zookeeper.log"
+	local deadline=$((SECONDS + STACK_TIMEOUT)) i ok leaders mode
+	while :; do
+		ok=1 leaders=0
+		for ((i = 1; i <= ZK_NODES; i++)); do
+			alive "$(zk_name "$i")" || die "ZooKeeper $(zk_name "$i") exited; see $LOGS/$(zk_name "$i").log"
+			[[ "$(zk4 "$(zk_port "$i")" ruok 2>/dev/null)" == imok ]] || ok=0
+			if ensemble; then
+				mode="$(zk_mode "$i")"
+				[[ "$mode" == leader || "$mode" == follower ]] || ok=0
+				[[ "$mode" != leader ]] || leaders=$((leaders + 1))
+			fi
+		done
+		if ensemble && ((leaders != 1)); then ok=0; fi
+		((ok)) && return
 		((SECONDS < deadline)) || die "ZooKeeper not ready after ${STACK_TIMEOUT}s"
 		sleep 0.2
 	done
+}
+
+# wait_serving ID: server ID serves as leader or follower.
+wait_serving() {
+	local deadline=$((SECONDS + STACK_TIMEOUT)) mode
+	while :; do
+		mode="$(zk_mode "$1")"
+		[[ "$mode" == leader || "$mode" == follower ]] && return
+		[[ "$mode" != stopped ]] || die "ZooKeeper $(zk_name "$1") exited; see $LOGS/$(zk_name "$1").log"
+		((SECONDS < deadline)) || die "ZooKeeper $(zk_name "$1") not serving after ${STACK_TIMEOUT}s (mode $mode)"
+		sleep 0.1
+	done
+}
+
+start_all_zk() {
+	local i
+	if ensemble; then start_zkpeers; fi
+	for ((i = 1; i <= ZK_NODES; i++)); do start_zk "$i"; done
+	wait_zk
 }
 
 start_broker() {
@@ -159,7 +376,7 @@ start_broker() {
 	# After a kill, the dead broker's registration lives until its ZooKeeper
 	# session times out; a broker started before that exits with NodeExists.
 	local deadline=$((SECONDS + 30))
-	while grep -q "/brokers/ids/$id\$" <<<"$(zk4 dump 2>/dev/null || true)"; do
+	while grep -q "/brokers/ids/$id\$" <<<"$(zk_dump 2>/dev/null || true)"; do
 		((SECONDS < deadline)) || die "broker $id is still registered in ZooKeeper after 30s"
 		sleep 0.2
 	done
@@ -170,7 +387,7 @@ start_broker() {
 broker.id=$id
 listeners=PLAINTEXT://127.0.0.1:$port
 advertised.listeners=PLAINTEXT://127.0.0.1:$port
-zookeeper.connect=127.0.0.1:$ZK_PORT
+zookeeper.connect=$(broker_zk_connect)
 zookeeper.session.timeout.ms=6000
 log.dirs=$STACK_DIR/kafka-$id
 num.partitions=1
@@ -200,7 +417,7 @@ wait_brokers() {
 	local deadline=$((SECONDS + STACK_TIMEOUT)) i ok dump
 	while :; do
 		ok=1
-		dump="$(zk4 dump 2>/dev/null || true)"
+		dump="$(zk_dump 2>/dev/null || true)"
 		for ((i = 1; i <= KAFKA_BROKERS; i++)); do
 			alive "kafka-$i" || die "broker $i exited; see $LOGS/kafka-$i.log"
 			grep -q "/brokers/ids/$i\$" <<<"$dump" || ok=0
@@ -215,8 +432,9 @@ wait_brokers() {
 # ready: ask the brokers for metadata through sarama, via the Go helper, and
 # create the test topics.
 ready() {
+	# shellcheck disable=SC2086 # STACK_TOPICS is a list of arguments
 	(cd "$ROOT" && go run ./integration/cmd/stackready \
-		-zookeeper "127.0.0.1:$ZK_PORT" -brokers "$KAFKA_BROKERS" \
+		-zookeeper "$(zk_addrs)" -brokers "$KAFKA_BROKERS" \
 		-timeout "${STACK_TIMEOUT}s" $STACK_TOPICS)
 }
 
@@ -241,40 +459,58 @@ stop_one() {
 	rm -f "$PIDS/$name.pid"
 }
 
+# stop_all_zk: stop every ZooKeeper server that has a pid file, whatever
+# ZK_NODES says now.
+stop_all_zk() {
+	local f
+	shopt -s nullglob
+	for f in "$PIDS"/zookeeper*.pid; do stop_one "$(basename "$f" .pid)"; done
+}
+
 cmd_up() {
 	local t0=$SECONDS i
 	fetch_jars
-	start_zk
-	wait_zk
+	start_all_zk
 	for ((i = 1; i <= KAFKA_BROKERS; i++)); do start_broker "$i"; done
 	wait_brokers
 	ready
-	log "stack ready in $((SECONDS - t0))s: zookeeper 127.0.0.1:$ZK_PORT, brokers $(broker_addrs)"
+	log "stack ready in $((SECONDS - t0))s: zookeeper $(zk_addrs), brokers $(broker_addrs)"
 }
 
 cmd_down() {
-	local f name
+	local f
 	shopt -s nullglob
 	# Brokers first, so they deregister cleanly while ZooKeeper still runs.
-	for f in "$PIDS"/kafka-*.pid; do
-		name="$(basename "$f" .pid)"
-		stop_one "$name"
-	done
-	stop_one zookeeper
+	for f in "$PIDS"/kafka-*.pid; do stop_one "$(basename "$f" .pid)"; done
+	stop_all_zk
+	stop_one zkpeers
+	rm -f "$CUTS" "$APPLIED"
 	if [[ "${STACK_KEEP_DATA:-0}" != 1 ]]; then
-		rm -rf "$STACK_DIR/zookeeper" "$STACK_DIR"/kafka-*
+		rm -rf "$STACK_DIR"/zookeeper "$STACK_DIR"/zookeeper-* "$STACK_DIR"/kafka-*
 	fi
 	log "stack down"
 }
 
+# show NAME WHERE: one status line; fails when NAME does not run.
+show() {
+	printf '%-12s %-22s ' "$1" "$2"
+	if alive "$1"; then echo "running (pid $(cat "$PIDS/$1.pid"))${3:+, $3}"; else echo stopped; return 3; fi
+}
+
 cmd_status() {
-	local f name rc=0
-	shopt -s nullglob
-	printf 'zookeeper 127.0.0.1:%s ' "$ZK_PORT"
-	if alive zookeeper; then echo "running (pid $(cat "$PIDS/zookeeper.pid"))"; else echo "stopped"; rc=3; fi
+	local i rc=0 cut
+	for ((i = 1; i <= ZK_NODES; i++)); do
+		if ensemble; then
+			cut=""
+			if [[ -f "$CUTS" ]] && awk -v id="$i" '$1 == id {f = 1} END {exit !f}' "$CUTS"; then cut=", cut off from its peers"; fi
+			show "$(zk_name "$i")" "127.0.0.1:$(zk_port "$i")" "$(zk_mode "$i")$cut" || rc=3
+		else
+			show zookeeper "127.0.0.1:$ZK_PORT" || rc=3
+		fi
+	done
+	if ensemble; then show zkpeers "127.0.0.1:$(peer_proxy 1 2)+" || rc=3; fi
 	for ((i = 1; i <= KAFKA_BROKERS; i++)); do
-		printf 'kafka-%s 127.0.0.1:%s ' "$i" "$(broker_port "$i")"
-		if alive "kafka-$i"; then echo "running (pid $(cat "$PIDS/kafka-$i.pid"))"; else echo "stopped"; rc=3; fi
+		show "kafka-$i" "127.0.0.1:$(broker_port "$i")" || rc=3
 	done
 	return $rc
 }
@@ -289,9 +525,15 @@ cmd_logs() {
 }
 
 cmd_env() {
-	echo "ZK_ADDR=127.0.0.1:$ZK_PORT"
+	echo "ZK_ADDR=$(zk_addrs)"
+	echo "ZK_NODES=$ZK_NODES"
 	echo "KAFKA_ADDRS=$(broker_addrs)"
 	echo "STACK_DIR=$STACK_DIR"
+}
+
+usage() {
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+	exit 2
 }
 
 case "${1:-}" in
@@ -301,13 +543,26 @@ status) cmd_status ;;
 logs) cmd_logs ;;
 env) cmd_env ;;
 fetch) fetch_jars ;;
-stop-zk) stop_one zookeeper ;;
-start-zk) start_zk && wait_zk ;;
+stop-zk)
+	if [[ -n "${2:-}" ]]; then need_id "$1" "$2" && stop_one "$(zk_name "$2")"; else stop_all_zk; fi
+	;;
+kill-zk) need_id "$1" "${2:-}" && stop_one "$(zk_name "$2")" KILL ;;
+start-zk)
+	if [[ -n "${2:-}" ]]; then need_id "$1" "$2" && start_zk "$2" && wait_serving "$2"; else start_all_zk; fi
+	;;
+cut-zk)
+	need_id "$1" "${2:-}"
+	[[ "${3:-silent}" =~ ^(silent|reset)$ ]] || die "cut-zk: mode silent or reset expected, got '$3'"
+	set_cut "$2" "${3:-silent}"
+	;;
+heal-zk) need_id "$1" "${2:-}" && set_cut "$2" "" ;;
+zk-mode) need_id "$1" "${2:-}" && zk_mode "$2" ;;
+zk-leader)
+	ensemble || die "zk-leader needs an ensemble (ZK_NODES=3)"
+	zk_leader || die "no server is leader"
+	;;
 stop-broker) stop_one "kafka-${2:?broker id}" ;;
 kill-broker) stop_one "kafka-${2:?broker id}" KILL ;;
 start-broker) start_broker "${2:?broker id}" && wait_brokers ;;
-*)
-	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
-	exit 2
-	;;
+*) usage ;;
 esac
