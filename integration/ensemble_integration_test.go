@@ -11,7 +11,7 @@ import (
 // The ensemble's timing, as integration/stack.sh configures it.
 const (
 	ensembleTick      = 500 * time.Millisecond
-	ensembleSyncLimit = 4
+	ensembleSyncLimit = 10
 )
 
 // TestIntegrationEnsembleStack checks the ensemble stack itself, which the

@@ -41,8 +41,9 @@
 #
 # Every ZooKeeper server runs with tickTime 500 ms and session timeouts from
 # 1 s to 60 s. The ensemble adds initLimit 10 (a follower has 5 s to sync
-# with a new leader) and syncLimit 4: a follower that hears nothing from
-# the leader for 4 ticks (2 s) gives up, stops serving its clients and looks
+# with a new leader) and syncLimit 10: a follower that hears nothing from
+# the leader for 10 ticks (5 s, longer than the 4 s session timeout the
+# follower-cut test uses, as common production settings are) gives up, stops serving its clients and looks
 # for a leader again; the leader likewise drops a follower silent for as
 # long. Dynamic reconfiguration is off (reconfigEnabled=false, the default,
 # written out), so every server keeps the peer addresses of its own
@@ -243,9 +244,9 @@ EOF
 	ensemble || return 0
 	cat <<EOF
 # A follower has initLimit ticks (5 s) to sync with a new leader, and gives
-# up on a leader it has not heard from for syncLimit ticks (2 s).
+# up on a leader it has not heard from for syncLimit ticks (5 s).
 initLimit=10
-syncLimit=4
+syncLimit=10
 # Off (the default, stated here): no server ever takes peer addresses from
 # another's view, so each keeps reaching its peers through its own proxies.
 reconfigEnabled=false
