@@ -17,13 +17,17 @@ import (
 const maxImmediate = 5
 
 // Claimer claims partitions for one consumer-group instance through a
-// Registry. It holds no per-partition state and starts no goroutines: each
-// Claim, Keep and Release runs in its caller's goroutine, and one Claimer
-// may serve many partitions concurrently.
+// Registry. It starts no goroutines: each Claim, Keep and Release runs in
+// its caller's goroutine, and one Claimer may serve many partitions
+// concurrently. The only per-partition state it keeps is the owner watch it
+// armed on a partition held elsewhere, which every later attempt, Claim and
+// Keep round on that partition waits on until it fires, instead of arming
+// another.
 type Claimer struct {
-	reg  Registry
-	conf Config
-	n    counters
+	reg     Registry
+	conf    Config
+	n       counters
+	watches ownerWatches
 }
 
 // New returns a Claimer driving reg. A nil conf means NewConfig(); conf is
@@ -62,6 +66,7 @@ func (c *Claimer) Claim(ctx context.Context, topic string, partition int32) (*ka
 	}
 	l := loop{
 		c: c, topic: topic, partition: partition,
+		key:   partitionKey{topic, partition},
 		start: time.Now(),
 		bo:    c.newBackOff(),
 	}
@@ -75,13 +80,14 @@ type loop struct {
 	c               *Claimer
 	topic           string
 	partition       int32
+	key             partitionKey
 	start           time.Time
 	ptEnd, deadline time.Time
 	bo              *backoff.ExponentialBackOff
-	attempts        int // TryClaim calls
-	afterPT         int // of which started at or after ptEnd
-	immediate       int // consecutive attempts started without a backoff wait
-	watch           <-chan kazoo.Event
+	attempts        int                // TryClaim calls
+	afterPT         int                // of which started at or after ptEnd
+	immediate       int                // consecutive attempts started without a backoff wait
+	watch           <-chan kazoo.Event // the armed owner watch, shared through c.watches
 	lastErr         error
 }
 
@@ -114,13 +120,20 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 		case errors.Is(err, kazoo.ErrNoNode):
 			// The owner left in the middle of the attempt: free now.
 			retryNow = true
-		case errors.Is(err, kazoo.ErrPartitionClaimedByOther) && l.watch == nil:
+		case errors.Is(err, kazoo.ErrPartitionClaimedByOther):
+			// A watch armed earlier (by this loop, an earlier Claim or Keep
+			// round, or a concurrent Claim) that has not fired still covers
+			// the owner node: wait on it rather than arm another.
+			if l.watch = l.c.watches.armed(l.key); l.watch != nil {
+				break
+			}
 			owner, ch, werr := l.c.reg.WatchOwner(ctx, l.topic, l.partition)
 			switch {
 			case werr == nil && owner == "":
 				retryNow = true // the owner left between the two calls
 			case werr == nil:
 				l.watch = ch // a nil channel just never fires: backoff covers it
+				l.c.watches.store(l.key, ch)
 			case ctx.Err() != nil:
 				return nil, ctx.Err()
 			case errors.Is(werr, kazoo.ErrNoNode):
@@ -170,6 +183,7 @@ func (l *loop) wait(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-watch:
 		// Deleted, changed, or not watching any more: look again now.
+		l.c.watches.fired(l.key, l.watch)
 		l.watch = nil
 		l.immediate++
 		l.c.n.watchWakeups.Add(1)

@@ -15,7 +15,10 @@
 //
 //  1. Try to claim at once (Registry.TryClaim; one race-free attempt).
 //  2. If another instance holds the partition, watch its owner node
-//     (Registry.WatchOwner) and try again the moment the watch fires.
+//     (Registry.WatchOwner) and try again the moment the watch fires. A
+//     watch that has not fired serves every later attempt, Claim call and
+//     Keep round on that partition: while the partition is held elsewhere,
+//     however long, the Claimer keeps one watch on it, not one per round.
 //  3. If the owner vanished between the two calls (WatchOwner reports no
 //     owner, or TryClaim fails with ErrNoNode), the partition is free now:
 //     try again at once. Upstream gave up here with "node does not exist".
@@ -50,7 +53,10 @@
 //   - When the owner's node is deleted and the watch is delivered, the next
 //     attempt starts immediately, not at the next backoff tick.
 //   - Claim and Keep return promptly once ctx is done and leave no goroutine
-//     behind. Release returns within Config.ReleaseTimeout.
+//     of their own behind (an armed owner watch stays, one per partition,
+//     until it fires). Release returns within Config.ReleaseTimeout, also
+//     while ZooKeeper is unreachable, when its Registry honours ctx (as
+//     KazooRegistry's Release does).
 //   - Errors wrap their causes: errors.Is(err, kazoo.ErrClaimLost),
 //     errors.Is(err, context.Canceled) and errors.As(err, &*Error) work.
 //   - Keep calls its callback from its own goroutine and never blocks on a
@@ -63,9 +69,13 @@
 //     owner). Keep retries, but only while the caller keeps ctx alive.
 //   - Fairness between competing claimants: whoever's create reaches
 //     ZooKeeper first wins.
-//   - A Registry call in flight is not interrupted by ctx if the Registry
-//     does not honour ctx (the kazoo calls are bounded by the ZooKeeper
-//     session timeout instead).
+//   - A TryClaim or WatchOwner in flight is not interrupted by ctx: while
+//     ZooKeeper is unreachable, KazooRegistry waits for the client to give
+//     up on the request (an attempt abandoned in flight could still create
+//     an owner node nobody knows of). Its Release stops waiting when ctx
+//     ends; the abandoned call may still apply once the connection returns,
+//     fenced by the claim's epoch, so a Release that timed out may have
+//     released after all.
 //   - If the final TryClaim succeeds while ctx is being cancelled, Claim
 //     still returns the claim (it is real); the caller must Release it.
 //   - A claim stays valid only as long as the ZooKeeper session that made

@@ -155,7 +155,9 @@ type sim struct {
 	epoch       int32
 	watchers    []chan kazoo.Event
 	missWatches bool // WatchOwner hands out channels that never fire
+	forward     bool // each watch is forwarded by a goroutine, as package kazoo does
 	closed      bool // any call after close fails the test
+	arms        int  // watches WatchOwner has set
 
 	attempts   map[string][]time.Time // TryClaim start times by instance
 	claimedAt  map[string]time.Time   // last successful claim by instance
@@ -234,10 +236,40 @@ func (v simView) WatchOwner(ctx context.Context, topic string, partition int32) 
 		return "", nil, nil
 	}
 	ch := make(chan kazoo.Event, 1)
+	s.arms++
 	if !s.missWatches {
 		s.watchers = append(s.watchers, ch)
 	}
+	if s.forward {
+		return s.owner, forwardWatch(ch), nil
+	}
 	return s.owner, ch, nil
+}
+
+// forwardWatch is what package kazoo does with each go-zookeeper watch: a
+// goroutine that forwards its one event and ends when the watch fires.
+func forwardWatch(in <-chan kazoo.Event) <-chan kazoo.Event {
+	out := make(chan kazoo.Event, 1)
+	go func() {
+		defer close(out)
+		if ev, ok := <-in; ok {
+			out <- ev
+		}
+	}()
+	return out
+}
+
+// armed is how many watches are set and have not fired.
+func (s *sim) armed() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.watchers) }
+
+// armCount is how many watches WatchOwner has set in all.
+func (s *sim) armCount() int { s.mu.Lock(); defer s.mu.Unlock(); return s.arms }
+
+// endSession drops every watch, as the end of a ZooKeeper session does.
+func (s *sim) endSession() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fire(kazoo.EventNotWatching)
 }
 
 func (v simView) Release(ctx context.Context, c *kazoo.PartitionClaim) error {

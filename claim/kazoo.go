@@ -9,9 +9,12 @@ import (
 // KazooRegistry is the Registry of one instance of one consumer group, over
 // package kazoo: TryClaim is ConsumergroupInstance.Claim, WatchOwner is
 // Consumergroup.WatchPartitionOwner and Release is
-// ConsumergroupInstance.Release. The kazoo calls take no ctx: a call in
-// flight is bounded by the ZooKeeper session, and ctx is only checked before
-// each call.
+// ConsumergroupInstance.Release. The kazoo calls take no ctx, and while
+// ZooKeeper is unreachable the client holds every request until the
+// connection returns or is closed. Release therefore stops waiting when ctx
+// is done (see Release); TryClaim and WatchOwner check ctx only before the
+// call, because an attempt abandoned in flight could still create an owner
+// node that nobody knows of.
 type KazooRegistry struct {
 	group    *kazoo.Consumergroup
 	instance *kazoo.ConsumergroupInstance
@@ -49,10 +52,35 @@ func (r *KazooRegistry) WatchOwner(ctx context.Context, topic string, partition 
 	return owner.ID, ch, nil
 }
 
-// Release implements Registry with ConsumergroupInstance.Release.
+// Release implements Registry with ConsumergroupInstance.Release, and
+// returns ctx's error as soon as ctx is done, even while ZooKeeper is
+// unreachable. The kazoo call then goes on in a goroutine of its own until
+// its request returns: when the connection comes back (the release may
+// still apply then; its epoch fence keeps it from touching any later claim)
+// or when the Kazoo is closed. So no goroutine outlives the connection.
 func (r *KazooRegistry) Release(ctx context.Context, c *kazoo.PartitionClaim) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return r.instance.Release(c)
+	return untilDone(ctx, func() error { return r.instance.Release(c) })
+}
+
+// untilDone runs call in a new goroutine and returns its error, or ctx's
+// error once ctx is done, whichever comes first; a result that is ready
+// when ctx ends wins. call is never interrupted: an abandoned call ends on
+// its own, and its result is dropped.
+func untilDone(ctx context.Context, call func() error) error {
+	done := make(chan error, 1) // the abandoned call's result: nobody reads it
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		default:
+			return ctx.Err()
+		}
+	}
 }
