@@ -45,6 +45,14 @@ import (
 // harder case than a dead process: a zombie still fetching. The zombie is
 // Closed later (as an operator would kill it); that Close cannot reach
 // ZooKeeper and must still return.
+//
+// On a ZooKeeper ensemble (ZK_NODES=3) the churn also hits ZooKeeper, one
+// fault at a time: the leader killed and restarted, or server 1 cut off
+// from its peers for a few seconds (its clients' sessions expire, as the
+// leader no longer hears of them) and healed. A history of every delivery
+// and every committed offset is checked at the end: nothing lost, no offset
+// backwards, no partition delivered by two instances at once, and every
+// duplicate explained by a crash or a ZooKeeper fault.
 func TestIntegrationChaos(t *testing.T) {
 	testenv.Integration(t)
 
@@ -75,6 +83,11 @@ func TestIntegrationChaos(t *testing.T) {
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("chaos")
 	obs := observeOffsets(t, group, topic, partitions) // before the first join
+	h := newHistory(t, group, topic, partitions)
+	zkFaults := testenv.ZKNodes() == 3
+	if zkFaults {
+		t.Cleanup(func() { restoreEnsemble(t) })
+	}
 
 	checker, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
 	if err != nil {
@@ -83,8 +96,9 @@ func TestIntegrationChaos(t *testing.T) {
 	defer checker.Close()
 
 	l := newLedger()
+	h.attach(l)
 	f := &chaosFleet{
-		t: t, group: group, topic: topic, session: session, ledger: l,
+		t: t, group: group, topic: topic, session: session, ledger: l, history: h,
 		leaving: map[bool]*sync.WaitGroup{false: {}, true: {}},
 		crashed: make(map[int]bool), maxClose: make(map[bool]time.Duration), errs: make(map[string]int),
 	}
@@ -99,11 +113,17 @@ func TestIntegrationChaos(t *testing.T) {
 	}
 	start := time.Now()
 	actions := map[string]int{}
+	var zk zkChaos
 	for time.Since(start) < churn {
 		time.Sleep(time.Duration(250+rng.IntN(1000)) * time.Millisecond)
 		f.closeExpiredZombies(session + 2*time.Second)
+		if zk.due() {
+			zk.end(t, h)
+		}
 		live := f.liveCount()
 		switch r := rng.IntN(100); {
+		case zkFaults && !zk.active() && r >= 75:
+			actions[zk.start(t, h, rng)]++
 		case live < maxLive && (r < 45 || live <= minLive):
 			f.join()
 			actions["join"]++
@@ -123,6 +143,9 @@ func TestIntegrationChaos(t *testing.T) {
 	for f.liveCount() < minLive+2 {
 		f.join()
 		actions["join"]++
+	}
+	if zk.active() {
+		zk.end(t, h)
 	}
 	f.crash(rng.IntN(f.liveCount()))
 	f.leave(rng.IntN(f.liveCount()))
@@ -175,6 +198,15 @@ func TestIntegrationChaos(t *testing.T) {
 	f.closeExpiredZombies(0)
 	f.shutdown()
 
+	rep := h.checkWith(expectation{produced: produced, liveCount: 0})
+	rep.log(t)
+	if rep.failed(invOverlap) {
+		t.Errorf("a partition was delivered by two instances at once (see the history above)")
+	}
+	if n := rep.dupsBy[dupClean]; n != 0 {
+		t.Errorf("%d duplicates explained by no crash, fault or reset (a clean rebalance must not redeliver)", n)
+	}
+
 	dups, afterCrash := f.duplicates()
 	sets, missed := obs.Counts()
 	regressions := obs.Regressions()
@@ -191,7 +223,7 @@ func TestIntegrationChaos(t *testing.T) {
 	for _, r := range regressions {
 		t.Errorf("committed offset went backwards: %s", r)
 	}
-	if d := dups - afterCrash; d != 0 {
+	if d := dups - afterCrash; d != 0 && !zkFaults {
 		t.Errorf("%d duplicate deliveries not explained by a crash (a clean rebalance must not redeliver)", d)
 	}
 	assertInOrder(t, l)
@@ -284,11 +316,23 @@ func checkOwnership(kz *kazoo.Kazoo, group, topic string, partitions int32, want
 
 // chaosInstance is one member of the fleet.
 type chaosInstance struct {
-	n     int
-	cg    *consumergroup.ConsumerGroup
-	proxy *tcpproxy.Proxy // its only way to ZooKeeper
-	done  <-chan struct{} // its consumer loop ended
-	cutAt time.Time       // when it crashed; zero if it did not
+	n       int
+	cg      *consumergroup.ConsumerGroup
+	proxies []*tcpproxy.Proxy // its only ways to ZooKeeper, one per server
+	done    <-chan struct{}   // its consumer loop ended
+	cutAt   time.Time         // when it crashed; zero if it did not
+}
+
+func (in *chaosInstance) cut() {
+	for _, p := range in.proxies {
+		p.Cut()
+	}
+}
+
+func (in *chaosInstance) closeProxies() {
+	for _, p := range in.proxies {
+		_ = p.Close()
+	}
 }
 
 // chaosFleet owns the instances of the chaos test. Only the test goroutine
@@ -300,6 +344,7 @@ type chaosFleet struct {
 	topic   string
 	session time.Duration
 	ledger  *ledger
+	history *history
 
 	next    int
 	live    []*chaosInstance
@@ -320,19 +365,26 @@ func (f *chaosFleet) zombieCount() int { return len(f.zombies) }
 func (f *chaosFleet) join() {
 	f.t.Helper()
 	nodes, chroot := kazoo.ParseConnectionString(testenv.ZKAddr())
-	proxy, err := tcpproxy.New(nodes[0])
-	if err != nil {
-		f.t.Fatalf("proxy: %v", err)
+	in := &chaosInstance{}
+	var addrs []string
+	for _, node := range nodes {
+		proxy, err := tcpproxy.New(node)
+		if err != nil {
+			in.closeProxies()
+			f.t.Fatalf("proxy: %v", err)
+		}
+		in.proxies = append(in.proxies, proxy)
+		addrs = append(addrs, proxy.Addr())
 	}
 	cfg := testConfig()
 	cfg.Zookeeper.Timeout = f.session
-	cg, err := consumergroup.JoinConsumerGroup(f.group, []string{f.topic}, []string{proxy.Addr() + chroot}, cfg)
+	cg, err := consumergroup.JoinConsumerGroup(f.group, []string{f.topic}, []string{strings.Join(addrs, ",") + chroot}, cfg)
 	if err != nil {
-		_ = proxy.Close()
+		in.closeProxies()
 		f.t.Fatalf("join %s: %v", f.group, err)
 	}
 	f.next++
-	in := &chaosInstance{n: f.next, cg: cg, proxy: proxy}
+	in.n, in.cg = f.next, cg
 	in.done = f.consume(in)
 	f.live = append(f.live, in)
 	f.mu.Lock()
@@ -399,8 +451,9 @@ func (f *chaosFleet) crash(i int) {
 	f.mu.Lock()
 	f.crashed[in.n] = true
 	f.mu.Unlock()
+	f.history.fault("crash", in.n)
 	in.cutAt = time.Now()
-	in.proxy.Cut()
+	in.cut()
 	f.zombies = append(f.zombies, in)
 	f.crashes++
 }
@@ -428,7 +481,7 @@ func (f *chaosFleet) closeInBackground(in *chaosInstance, zombie bool) {
 		err := in.cg.Close()
 		took := time.Since(start)
 		<-in.done
-		_ = in.proxy.Close()
+		in.closeProxies()
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		if took > f.maxClose[zombie] {
@@ -461,7 +514,7 @@ func (f *chaosFleet) shutdown() {
 			_ = in.cg.Close()
 		}
 		<-in.done
-		_ = in.proxy.Close()
+		in.closeProxies()
 	}
 }
 
@@ -579,4 +632,50 @@ func (cp *chaosProducer) stop() map[int32]int64 {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	return maps.Clone(cp.next)
+}
+
+// zkChaos runs the ZooKeeper faults of the chaos test, one at a time: the
+// leader killed (restarted when the fault ends), or server 1 cut off from
+// its peers (healed when it ends).
+type zkChaos struct {
+	name   string // "" when no fault is going on
+	server int
+	kill   bool
+	until  time.Time
+}
+
+func (z *zkChaos) active() bool { return z.name != "" }
+func (z *zkChaos) due() bool    { return z.active() && time.Now().After(z.until) }
+
+// start begins a fault lasting 1 to 6 s and returns its kind.
+func (z *zkChaos) start(t *testing.T, h *history, rng *rand.Rand) string {
+	z.kill = rng.IntN(2) == 0
+	if z.kill {
+		z.server = testenv.EnsembleLeader(t)
+		z.name = fmt.Sprintf("kill leader %d", z.server)
+		h.fault(z.name)
+		testenv.KillZK(t, z.server)
+	} else {
+		z.server = 1
+		z.name = fmt.Sprintf("cut server 1 (%s) from its peers", testenv.ZKMode(1))
+		h.fault(z.name)
+		testenv.CutZK(t, z.server)
+	}
+	z.until = time.Now().Add(time.Duration(1000+rng.IntN(5000)) * time.Millisecond)
+	t.Logf("zookeeper fault: %s", z.name)
+	if z.kill {
+		return "zk leader kill"
+	}
+	return "zk follower cut"
+}
+
+// end ends the fault going on.
+func (z *zkChaos) end(t *testing.T, h *history) {
+	if z.kill {
+		testenv.StartZK(t, z.server)
+	} else {
+		testenv.HealZK(t, z.server)
+	}
+	h.endFault(z.name)
+	z.name = ""
 }

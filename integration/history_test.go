@@ -117,6 +117,19 @@ func (h *history) faultEnd() {
 	}
 }
 
+// endFault notes that the faults named name still going on end now; the
+// others go on.
+func (h *history) endFault(name string) {
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.data.faults {
+		if h.data.faults[i].name == name && h.data.faults[i].end.IsZero() {
+			h.data.faults[i].end = now
+		}
+	}
+}
+
 // reset notes that the test is about to reset the committed offset of
 // partition (allPartitionsReset: of all of them) to value (-1: it deletes
 // the nodes). Call it just before the write, so the decrease is seen after it.
