@@ -54,6 +54,10 @@ type PartitionInfo struct {
 // repeated partition ID is assigned once, with the first entry in the
 // strategy's order (for StrategyRangeByLeader, the lowest leader).
 //
+// A ConsumerGroup calls it for each of its topics with the instances whose
+// registration subscribes to that topic, which is every instance when all
+// consume the same topics, as upstream assumes.
+//
 // It returns ErrUnknownStrategy (wrapped) for an unknown strategy.
 func Assign(strategy AssignmentStrategy, instanceIDs []string, partitions []PartitionInfo) (map[string][]PartitionInfo, error) {
 	var less func(a, b PartitionInfo) int

@@ -27,9 +27,21 @@
 //  1. JoinConsumerGroup validates its arguments and the Config, connects to
 //     ZooKeeper, finds the brokers, and registers this instance under
 //     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
-//  2. Each instance computes the assignment from the registered instances and
-//     each topic's partitions (see Assign); it recomputes it whenever either
-//     changes.
+//  2. Each instance computes the assignment from the registered instances,
+//     their registrations and each topic's partitions: each topic is divided
+//     (see Assign) between the instances whose registration subscribes to
+//     it, so instances may consume different topics and no partition is left
+//     to an instance that does not read its topic. With identical topic lists
+//     this is upstream's assignment. Registrations are read as Kafka's
+//     high-level consumer wrote them: static topic lists, or one white_list
+//     or black_list regular expression matched against whole topic names
+//     (Kafka's internal topics excluded; the stream counts are ignored). A
+//     registration that cannot be read (not JSON, or an expression Go's
+//     regexp package cannot compile) is reported once on Errors() with its
+//     path, and its instance takes no partition, so the others share
+//     everything between them. The instance
+//     recomputes the assignment whenever an instance joins or leaves, a
+//     registration changes, or a topic's partitions change.
 //  3. For each partition it gains, it claims the owner node and bumps the
 //     partition's epoch in one transaction, waiting (on a watch, with a
 //     jittered backoff as a fallback) while the previous owner drains, for up
@@ -98,9 +110,10 @@
 //     commits will be refused.
 //   - Ordering across partitions, or across a partition's move between
 //     instances beyond Kafka's per-partition order.
-//   - Agreement with upstream instances under StrategyRangeByID, or while
-//     instances of one group use different strategies or see different
-//     partition leaders: assignments may then overlap or leave gaps for a
+//   - Agreement with upstream instances under StrategyRangeByID or when
+//     instances consume different topics (upstream divides every topic
+//     between all instances), or while instances of one group use different
+//     strategies or see different partition leaders: assignments may then overlap or leave gaps for a
 //     while; claims stay exclusive, so overlaps wait and gaps are filled once
 //     the views converge.
 //   - Progress while ZooKeeper is unreachable: no partition is claimed,

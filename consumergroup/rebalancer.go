@@ -58,12 +58,17 @@ func (ws *watchSet) poke() {
 
 // view is what the assignment is computed from.
 type view struct {
-	instances  []string
+	members    []member                   // registered instances and their subscriptions
 	partitions map[string][]PartitionInfo // by topic; missing topics absent
 }
 
-// manage is the group's one coordination loop: it watches
-// the registered instances and each topic's partitions, computes this
+// has reports whether the instance id is a member.
+func (v view) has(id string) bool {
+	return slices.ContainsFunc(v.members, func(m member) bool { return m.id == id })
+}
+
+// manage is the group's one coordination loop: it watches the registered
+// instances, their registrations and each topic's partitions, computes this
 // instance's assignment, and starts or stops only the partitions that move.
 // It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
@@ -73,6 +78,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	stopping := make(map[topicPartition]*partitionWorker) // stopped, maybe not done
 	exited := make(chan *partitionWorker)
 	missing := make(map[string]bool)               // topics reported missing
+	badRegs := make(map[string]bool)               // instances whose registration was reported unreadable
 	cooldown := make(map[topicPartition]time.Time) // partitions not to restart before then
 	cooled := make(chan struct{}, 1)               // a cool-down ended
 	resync := time.NewTicker(resyncInterval)
@@ -105,7 +111,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		// when Close closes the session.
 		res := make(chan viewResult, 1)
 		go func(ws *watchSet) {
-			v, err := cg.readView(ws, missing)
+			v, err := cg.readView(ws, missing, badRegs)
 			res <- viewResult{v, err}
 		}(ws)
 		var v view
@@ -122,7 +128,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			if failures == 1 || failures%10 == 0 {
 				cg.report(newPartitionError("", -1, err))
 			}
-		} else if !slices.Contains(v.instances, cg.instance.ID) {
+		} else if !v.has(cg.instance.ID) {
 			// Our registration is gone. After a session expiry the fence's
 			// signal (handled below) drops every partition without
 			// committing and registers again; until it has, nothing here
@@ -199,16 +205,18 @@ func (cg *ConsumerGroup) reregister() error {
 	return err
 }
 
-// readView reads the instances and partitions, arming watches that are not
-// armed yet.
-func (cg *ConsumerGroup) readView(ws *watchSet, missing map[string]bool) (view, error) {
+// readView reads the instances, their registrations and the partitions,
+// arming watches that are not armed yet. The registrations are read again
+// on every call (one read per instance), so a join, a leave or a changed
+// subscription all lead to an assignment computed from fresh ones.
+func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool) (view, error) {
 	var v view
 	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
 	if err != nil {
 		return v, fmt.Errorf("list instances: %w", err)
 	}
-	for _, i := range instances {
-		v.instances = append(v.instances, i.ID)
+	if v.members, err = cg.readMembers(ws, instances, badRegs); err != nil {
+		return v, err
 	}
 
 	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
@@ -284,13 +292,13 @@ func watchedRead[T any](ws *watchSet, key string, read func() (T, error), watch 
 func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker,
 	cooldown map[topicPartition]time.Time, exited chan<- *partitionWorker) {
 	want := make(map[topicPartition]bool)
-	for topic, parts := range v.partitions {
-		assigned, err := Assign(cg.config.Assignment.Strategy, v.instances, parts)
-		if err != nil { // unreachable: the strategy was validated
-			cg.report(err)
-			continue
-		}
-		for _, p := range assigned[cg.instance.ID] {
+	assigned, err := assignTopics(cg.config.Assignment.Strategy, v.members, v.partitions)
+	if err != nil { // unreachable: the strategy was validated
+		cg.report(err)
+		return
+	}
+	for topic, parts := range assigned[cg.instance.ID] {
+		for _, p := range parts {
 			want[topicPartition{topic, p.ID}] = true
 		}
 	}
@@ -324,7 +332,7 @@ func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]
 		}
 	}
 	if len(lost)+len(gained) > 0 {
-		cg.log.Info("rebalanced", "instances", len(v.instances), "owned", len(workers),
+		cg.log.Info("rebalanced", "instances", len(v.members), "owned", len(workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
 }

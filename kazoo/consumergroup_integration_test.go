@@ -182,6 +182,17 @@ func TestIntegrationConsumergroupInstances(t *testing.T) {
 	assertMalformedAt(t, err, kz.instancePath("g", "broken"))
 	_, err = cg.OnlineTopics()
 	assertMalformedAt(t, err, kz.instancePath("g", "broken"))
+	// WatchRegistration returns the watch with the parse error: a fix of
+	// the node fires it.
+	_, bw, err := cg.Instance("broken").WatchRegistration()
+	assertMalformedAt(t, err, kz.instancePath("g", "broken"))
+	if bw == nil {
+		t.Fatal("WatchRegistration of a malformed registration returned no watch")
+	}
+	if _, err := e.admin.conn.Set(e.admin.instancePath("g", "broken"), []byte(`{"version":1,"subscription":{"t1":1},"pattern":"static"}`), -1); err != nil {
+		t.Fatal(err)
+	}
+	cgWatchEvent(t, bw, EventNodeDataChanged)
 }
 
 func watchInstances(t *testing.T, cg *Consumergroup) (ConsumergroupInstanceList, <-chan Event) {

@@ -65,7 +65,9 @@ func (cgi *ConsumergroupInstance) Registration() (*Registration, error) {
 
 // WatchRegistration is Registration plus a watch on the registration node:
 // the channel receives one Event when it changes or is deleted (or
-// EventNotWatching when the watch is lost) and is then closed.
+// EventNotWatching when the watch is lost) and is then closed. A
+// registration that is not valid JSON gives its parse error together with
+// the watch, so a caller learns when it is fixed.
 func (cgi *ConsumergroupInstance) WatchRegistration() (*Registration, <-chan Event, error) {
 	if err := cgi.check(); err != nil {
 		return nil, nil, err
@@ -75,12 +77,11 @@ func (cgi *ConsumergroupInstance) WatchRegistration() (*Registration, <-chan Eve
 	if err != nil {
 		return nil, nil, znodeErr("get", node, err)
 	}
-	ch := watchChan(w)
 	reg, err := parseRegistration(node, data)
 	if err != nil {
-		return nil, nil, err
+		return nil, watchChan(w), err
 	}
-	return reg, ch, nil
+	return reg, watchChan(w), nil
 }
 
 // RegisterWithSubscription registers the instance: it creates the
