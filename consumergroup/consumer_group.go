@@ -314,7 +314,7 @@ func (cg *ConsumerGroup) InstanceRegistered() (bool, error) {
 // earlier mark, are ignored. It returns nil, as upstream does.
 func (cg *ConsumerGroup) CommitUpto(message *sarama.ConsumerMessage) error {
 	if message != nil {
-		cg.offsetManager.MarkAsProcessed(message.Topic, message.Partition, message.Offset)
+		cg.offsetManager.markMessage(message)
 	}
 	return nil
 }

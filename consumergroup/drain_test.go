@@ -82,7 +82,7 @@ func TestDrainWaitsForMarks(t *testing.T) {
 			t.Fatalf("drain ended before the mark or the timeout: %v", err)
 		default:
 		}
-		if !o.mark(0) {
+		if !o.mark(nil, 0) {
 			t.Fatal("mark refused")
 		}
 		// The final commit has no group to write to here and fails; only

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -71,6 +73,7 @@ type ownedOffsets struct {
 	// current position (-1: none yet); a mark above it cannot be genuine (it
 	// comes from before a seek) and is ignored. Not enforced without a worker.
 	maxOffered atomic.Int64
+	redelivery redelivery  // after a backward seek: marks must name the redelivered message
 	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
 	lost       atomic.Bool // the epoch moved: never commit again
 }
@@ -88,12 +91,16 @@ func (o *ownedOffsets) delivered(offset int64) {
 	o.tracker.Delivered(offset)
 }
 
-func (o *ownedOffsets) mark(offset int64) bool {
+// mark marks the message m at offset (m nil: a mark by offset only).
+func (o *ownedOffsets) mark(m *sarama.ConsumerMessage, offset int64) bool {
 	gen := o.tracker.Generation() // before the checks: a restart after them refuses the mark
 	if o.seeking.Load() || o.lost.Load() {
 		return false
 	}
 	if o.worker != nil && offset > o.maxOffered.Load() {
+		return false
+	}
+	if !o.redelivery.allows(m, offset) {
 		return false
 	}
 	return o.tracker.MarkOffsetAt(offset, gen)
@@ -104,6 +111,7 @@ func (o *ownedOffsets) mark(offset int64) bool {
 func (o *ownedOffsets) restart(offset int64) {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
+	o.redelivery.seek(offset, o.maxOffered.Load())
 	o.tracker.Reset(offset)
 	o.maxOffered.Store(-1)
 	o.seeking.Store(false)
@@ -350,7 +358,19 @@ func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32,
 	if o == nil {
 		return false
 	}
-	return o.mark(offset)
+	return o.mark(nil, offset)
+}
+
+// markMessage is MarkAsProcessed for a message the group delivered: inside
+// a redelivery window it counts only for the message redelivered there.
+func (om *zookeeperOffsetManager) markMessage(m *sarama.ConsumerMessage) bool {
+	om.mu.RLock()
+	o := om.parts[topicPartition{m.Topic, m.Partition}]
+	om.mu.RUnlock()
+	if o == nil {
+		return false
+	}
+	return o.mark(m, m.Offset)
 }
 
 // Flush implements OffsetManager.

@@ -461,6 +461,7 @@ func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, 
 // ctx is pump's hand-over context: a seek or a loss ends the wait.
 func (w *partitionWorker) deliver(ctx context.Context, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
 	owned.offer(m.Offset)
+	owned.redelivery.offered(m)
 	// valid (the claim's session is the current one) is checked before the
 	// hand-over and again after every pause.
 	delivered, stale := w.cg.gate.sendIf(ctx, w.cg.messages, m, valid)

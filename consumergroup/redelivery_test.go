@@ -1,0 +1,84 @@
+package consumergroup
+
+import (
+	"testing"
+
+	"github.com/IBM/sarama"
+)
+
+// deliverTo offers and delivers the message at offset, as the worker does,
+// and returns it.
+func deliverTo(o *ownedOffsets, offset int64) *sarama.ConsumerMessage {
+	m := &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: offset}
+	o.offer(m.Offset)
+	o.redelivery.offered(m)
+	o.delivered(m.Offset)
+	return m
+}
+
+// A mark of a message delivered before a backward seek, arriving after the
+// redelivery passed its offset, must not count: committing it would skip
+// the part of the rewind not processed yet.
+func TestLateMarkAfterBackwardSeekRefused(t *testing.T) {
+	om := &zookeeperOffsetManager{parts: make(map[topicPartition]*ownedOffsets)}
+	o := om.adopt(topicPartition{"t", 0}, nil, 0, -1, newBareWorker())
+	defer o.worker.cancel()
+
+	var before []*sarama.ConsumerMessage
+	for off := int64(0); off < 10; off++ {
+		before = append(before, deliverTo(o, off))
+	}
+	if !o.mark(before[2], 2) {
+		t.Fatal("mark of a fresh delivery refused")
+	}
+
+	o.restart(3) // an operator rewound the partition to 3
+	var after []*sarama.ConsumerMessage
+	for off := int64(3); off < 9; off++ {
+		after = append(after, deliverTo(o, off))
+	}
+	// The application finally marks message 8 it got before the seek.
+	if o.mark(before[8], 8) {
+		next, _ := o.tracker.Pending()
+		t.Fatalf("late mark of a message delivered before the seek accepted: next offset to commit %d, "+
+			"although only offsets below 3 were processed since the rewind", next)
+	}
+	// By offset only (the OffsetManager interface), inside the window: refused too.
+	if o.mark(nil, 8) {
+		t.Fatal("offset-only mark inside the redelivery window accepted")
+	}
+	// Marks of the redelivered messages count.
+	if !o.mark(after[0], 3) || !o.mark(after[5], 8) {
+		t.Fatal("mark of a redelivered message refused")
+	}
+	if next, _ := o.tracker.Pending(); next != 9 {
+		t.Fatalf("next offset to commit = %d, want 9", next)
+	}
+	// Past the window, marks count by offset again.
+	deliverTo(o, 9)
+	deliverTo(o, 10)
+	if !o.mark(nil, 10) {
+		t.Fatal("offset-only mark above the window refused")
+	}
+	if o.redelivery.open.Load() {
+		t.Fatal("window still open after marks passed it")
+	}
+}
+
+// A forward seek opens no window.
+func TestForwardSeekOpensNoWindow(t *testing.T) {
+	om := &zookeeperOffsetManager{parts: make(map[topicPartition]*ownedOffsets)}
+	o := om.adopt(topicPartition{"t", 0}, nil, 0, -1, newBareWorker())
+	defer o.worker.cancel()
+	for off := int64(0); off < 5; off++ {
+		deliverTo(o, off)
+	}
+	o.restart(20)
+	if o.redelivery.open.Load() {
+		t.Fatal("a forward seek opened a redelivery window")
+	}
+	deliverTo(o, 20)
+	if !o.mark(nil, 20) {
+		t.Fatal("mark after a forward seek refused")
+	}
+}
