@@ -70,9 +70,25 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	f.mu.Unlock()
 	select {
 	case r := <-w.done:
+		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
 		return r.msgs, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// applyInterceptors runs sarama's Consumer.Interceptors on msgs, as sarama's
+// partition consumer does on every message it hands out, so the directly
+// fetched first batch is traced, decrypted or rewritten like the rest. A
+// panicking interceptor is skipped for that message, as sarama does.
+func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama.ConsumerMessage) {
+	for _, m := range msgs {
+		for _, ic := range interceptors {
+			func() {
+				defer func() { _ = recover() }()
+				ic.OnConsume(m)
+			}()
+		}
 	}
 }
 
