@@ -223,9 +223,16 @@ func (cg *ConsumerGroup) Closed() bool {
 // Close stops consuming: every owned partition stops fetching, waits up to
 // Offsets.ProcessingTimeout for delivered messages to be marked, commits and
 // releases its claim (all partitions in parallel); then the instance
-// deregisters and Messages() and Errors() are closed. It returns within
-// ProcessingTimeout plus a margin even if nobody reads either channel. A
-// second call returns AlreadyClosing.
+// deregisters and Messages() and Errors() are closed. A second call returns
+// AlreadyClosing.
+//
+// Close returns within ProcessingTimeout + 1.5 x the session timeout (plus
+// the time sarama takes to close its Kafka connections), even if nobody
+// reads either channel and ZooKeeper is out of reach: partitions that have
+// not stopped by ProcessingTimeout + the session timeout are unblocked by
+// closing the session (at once when the instance is fenced off), and
+// deregistering waits at most half the session timeout. Closing the session
+// deletes the registration and the claims anyway.
 func (cg *ConsumerGroup) Close() error {
 	err := AlreadyClosing
 	cg.singleShutdown.Do(func() {
