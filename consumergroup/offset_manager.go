@@ -118,8 +118,9 @@ func (o *ownedOffsets) restart(offset int64) {
 }
 
 type zookeeperOffsetManager struct {
-	cg     *ConsumerGroup
-	config OffsetManagerConfig
+	cg          *ConsumerGroup
+	config      OffsetManagerConfig
+	concurrency int // commits in flight at once; 0: maxConcurrentCommits
 
 	mu    sync.RWMutex
 	parts map[topicPartition]*ownedOffsets
@@ -304,15 +305,43 @@ func (om *zookeeperOffsetManager) commitAll() error {
 	return errors.Join(om.commitEach()...)
 }
 
-// commitEach commits every tracked partition and returns each failure, one
-// *PartitionError (or *OffsetConflictError) per partition.
+// maxConcurrentCommits bounds how many partitions commit at once.
+const maxConcurrentCommits = 128
+
+// commitEach commits every tracked partition that has something to commit
+// and returns each failure, one *PartitionError (or *OffsetConflictError)
+// per partition. The commits run concurrently, up to om.concurrency at a
+// time: ZooKeeper pipelines them on the one session, so a round costs about
+// one round trip instead of one per partition. Each partition's own commits
+// stay serialised by its commit mutex.
 func (om *zookeeperOffsetManager) commitEach() []error {
-	var errs []error
-	for _, o := range om.snapshot() {
-		if err := om.commit(o); err != nil {
-			errs = append(errs, err)
-		}
+	limit := om.concurrency
+	if limit <= 0 {
+		limit = maxConcurrentCommits
 	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, limit)
+	)
+	for _, o := range om.snapshot() {
+		if _, dirty := o.tracker.Pending(); !dirty {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := om.commit(o); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	return errs
 }
 
