@@ -80,6 +80,9 @@ func (cg *Consumergroup) resetPartition(topic string, partition int32) error {
 		if len(ops) == 0 {
 			return nil
 		}
+		if err := cg.hook(stepResetRead); err != nil {
+			return znodeErr("reset", offset, err)
+		}
 		resp, err := kz.conn.Multi(ops...)
 		if err == nil {
 			return nil
