@@ -389,6 +389,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 	msgs := spc.Messages()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	handOver := w.newHandOver()
+	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
 		if w.pending.Load() {
 			if resume, stop, ok := w.interrupted(owned); ok {
@@ -397,7 +398,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 		}
 		var m *sarama.ConsumerMessage
 		var open bool
-		if len(prefix) > 0 {
+		if held != nil {
+			m, held = held, nil
+		} else if len(prefix) > 0 {
 			m, prefix, open = prefix[0], prefix[1:], true
 		} else {
 			select {
@@ -428,10 +431,23 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				return start, false
 			}
 		}
-		if delivered, stop := w.deliver(handOver, owned, m, valid); stop {
+		delivered, stop := w.deliver(handOver, owned, m, valid)
+		switch {
+		case stop:
 			return 0, true
-		} else if delivered {
+		case delivered:
 			last = m.Offset
+		default:
+			// The hand-over was cut short. A stop, loss or seek is visible
+			// on its channel before it cancels the hand-over: act on it.
+			// Otherwise the cancel was meant for an earlier pump (a seek it
+			// took from seekC itself): m was not handed over and must not be
+			// skipped, or a later mark would commit past it.
+			if resume, stop, ok := w.interrupted(owned); ok {
+				return resume, stop
+			}
+			handOver = w.newHandOver()
+			held = m
 		}
 	}
 }

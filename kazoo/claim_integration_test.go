@@ -443,3 +443,36 @@ func assertConflict(t *testing.T, err error, stored int64, version int32) *Offse
 	}
 	return conflict
 }
+
+// Race: a reset finds a partition without an offset node, and before its
+// transaction (which then only bumps the epoch) the owner's first commit
+// creates the node, fenced by the epoch the reset has not bumped yet. The
+// reset returns nil, yet the offset it was asked to delete stays, and the
+// next owner resumes there instead of at its initial offset.
+func TestIntegrationResetRacesFirstCommit(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	a := kz.Consumergroup("g").Instance("a")
+	operator := e.admin.Consumergroup("g")
+
+	c := cgMust(a.Claim("t", 0)).get(t) // the epoch node exists, no offset node yet
+	var commitErr error
+	fired := 0
+	operator.testHook = func(s hookStep) error {
+		if s == stepResetRead && fired == 0 {
+			fired++
+			_, commitErr = a.CommitOffsetFenced(c, 42, -1)
+		}
+		return nil
+	}
+	cgNoErr(t, operator.ResetOffsets())
+	operator.testHook = nil
+	if fired != 1 {
+		t.Fatal("the race was not exercised")
+	}
+	cgNoErr(t, commitErr) // the epoch had not moved yet: the commit applies
+	if off := cgMust(operator.FetchOffset("t", 0)).get(t); off != -1 {
+		t.Fatalf("after a reset that returned nil the partition's offset is %d, want none (-1)", off)
+	}
+}

@@ -42,6 +42,9 @@ const (
 	// stepReleaseRead: a release read the owner node as ours; its fenced
 	// delete has not been sent yet. A competitor may claim here.
 	stepReleaseRead
+	// stepResetRead: a reset looked up a partition's offset and epoch nodes;
+	// its transaction has not been sent yet. An owner may commit here.
+	stepResetRead
 )
 
 func (cg *Consumergroup) hook(s hookStep) error {
