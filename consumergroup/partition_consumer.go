@@ -184,10 +184,20 @@ func (w *partitionWorker) run() {
 		// whose session survives still owns the node, and must delete it.
 		sess, _ := w.cg.kazoo.Session()
 		switch {
-		case w.claimLost.Load():
-			log.Info("stopped; the claim was lost, nothing to release")
 		case sess.Status == kazoo.SessionClosed || sess.ID != pc.SessionID:
 			log.Info("stopped; the session holding the claim is gone, nothing to release")
+		case w.claimLost.Load():
+			// The epoch moved, but the owner node may still be ours (a
+			// reset bumps only the epoch): nobody else could delete it, so
+			// delete it unless the epoch moves again meanwhile. No newer
+			// claim of ours exists: a successor waits for this worker's
+			// done. Not abandoned on a timeout, for that reason: the call
+			// ends when ZooKeeper answers or the session closes.
+			if err := w.cg.instance.ReleaseAfterLoss(pc); err != nil {
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release after the claim was lost: %w", err))
+				return
+			}
+			log.Info("stopped; the claim was lost, its owner node is gone")
 		default:
 			if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
 				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)

@@ -476,3 +476,30 @@ func TestIntegrationResetRacesFirstCommit(t *testing.T) {
 		t.Fatalf("after a reset that returned nil the partition's offset is %d, want none (-1)", off)
 	}
 }
+
+// ReleaseAfterLoss deletes the owner node a reset left behind (the epoch
+// moved, the node is still ours), and nothing that belongs to anyone else.
+func TestIntegrationReleaseAfterLoss(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	a := kz.Consumergroup("g").Instance("a")
+
+	c := cgMust(a.Claim("t", 0)).get(t)
+	cgNoErr(t, e.admin.Consumergroup("g").ResetOffsets()) // bumps the epoch, the node stays
+	cgWantErr(t, a.Release(c), ErrClaimLost)
+	e.assertOwner("g", "t", 0, "a", kz)
+	cgNoErr(t, a.ReleaseAfterLoss(c))
+	if _, _, ok := e.owner("g", "t", 0); ok {
+		t.Fatal("the owner node left by the reset survives ReleaseAfterLoss")
+	}
+	cgNoErr(t, a.ReleaseAfterLoss(c)) // gone already: fine
+
+	// Another instance's node (another session) is left alone.
+	other := e.client()
+	b := other.Consumergroup("g").Instance("b")
+	cb := cgMust(b.Claim("t", 0)).get(t)
+	cgNoErr(t, a.ReleaseAfterLoss(c))
+	e.assertOwner("g", "t", 0, "b", other)
+	cgNoErr(t, b.Release(cb))
+}
