@@ -18,6 +18,7 @@
  *                     ResetOffsets); a re-created offset node reuses version 0
  *   OP_DEL_OFFSET     the operator deletes the offset node without a reset
  *                     (no epoch bump) while no owner node exists
+ *   OP_SET_OFFSET     an unfenced SetData of the offset node (no epoch bump)
  *   OP_DEL_EPOCH      the operator deletes the epoch node while no owner
  *                     node exists
  *   OP_UNSAFE         the operator deletes offset / epoch nodes even while
@@ -97,6 +98,7 @@ bool dfl[N];               /* a write is in doubt */
 byte dmask[N], dver[N], dczx[N]; /* its values (bit set), expected version, czxid */
 byte zb[N];                /* steps left once the claim's session is gone */
 bool rex[N]; byte rv[N], rver[N], rczx[N]; /* an offset node read */
+bool rda[N], rgen[N];      /* at that read: doubtApplied[i], no reset unread (ghosts) */
 
 #define zombie(i)   (cSid[i] != sess[i])
 #define canAct(i)   (!zombie(i) || zb[i] > 0)
@@ -111,7 +113,7 @@ inline clearDoubt(i) {
 }
 
 inline clearRead(i) {
-	rex[i] = 0; rv[i] = 0; rver[i] = 0; rczx[i] = 0
+	rex[i] = 0; rv[i] = 0; rver[i] = 0; rczx[i] = 0; rda[i] = 0; rgen[i] = 0
 }
 
 /* drop the claim: no commit, no release */
@@ -316,6 +318,7 @@ end:
 	/* ---- in-doubt resolution: read the offset node, then the epoch ---- */
 	:: atomic { st[i] == DREAD ->
 		rex[i] = off_ex; rv[i] = off_val; rver[i] = off_ver; rczx[i] = off_czx;
+		rda[i] = doubtApplied[i]; rgen[i] = (resetGen == seenGen[i]);
 		if :: !off_ex -> rv[i] = 0; rver[i] = 0; rczx[i] = 0 :: else -> skip fi;
 		st[i] = DEPOCH }
 	:: atomic { st[i] == DEPOCH ->
@@ -326,12 +329,12 @@ end:
 			:: rex[i] && rver[i] == nextVer(dver[i]) && (dmask[i] & (1 << rv[i])) &&
 			   (dczx[i] == 0 || dczx[i] == rczx[i]) ->
 				/* (4) resolved as ours only if it was ours */
-				assert(doubtApplied[i] && resetGen == seenGen[i]);
+				assert(rda[i] && rgen[i]);
 				ver[i] = rver[i]; czx[i] = rczx[i];
 				dirty[i] = (pos[i] != rv[i]);
 				clearDoubt(i)
 			:: else ->                                            /* a real conflict */
-				assert(!doubtApplied[i]);
+				assert(!rda[i]);
 				if
 				:: rex[i] -> pos[i] = rv[i]; ver[i] = rver[i]; czx[i] = rczx[i]
 				:: else -> pos[i] = 0; ver[i] = NOV; czx[i] = 0
@@ -436,6 +439,11 @@ end:
 	:: atomic { nopdel < MAXOPDEL && off_ex && OPOK -> nopdel++; resetGen++; otherWrite();
 		off_ex = 0; off_val = 0; off_ver = 0; off_czx = 0 }
 #endif
+#ifdef OP_SET_OFFSET
+	/* an unfenced write of the offset (CommitOffset, an operator tool): no epoch bump */
+	:: atomic { nopdel < MAXOPDEL && off_ex && off_ver < MAXVER -> nopdel++; resetGen++; otherWrite();
+		if :: off_val = 0 :: off_val = MAXOFF fi; off_ver++ }
+#endif
 #ifdef OP_DEL_EPOCH
 	/* the operator deletes the epoch node */
 	:: atomic { nopdel < MAXOPDEL && ep_ex && OPOK -> nopdel++; ep_ex = 0; ep_ver = 0 }
@@ -451,7 +459,9 @@ end:
 	do
 	:: atomic { orphan(1) -> expire(1) }
 	:: atomic { orphan(2) -> expire(2) }
+#if MAXSESS > 2
 	:: atomic { orphan(3) -> expire(3) }
+#endif
 #if MAXSESS > 3
 	:: atomic { orphan(4) -> expire(4) }
 #endif
