@@ -32,6 +32,7 @@ type ConsumerGroup struct {
 	fetcher  *firstFetcher
 
 	offsetManager *zookeeperOffsetManager
+	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
 	errors   chan error
@@ -98,6 +99,7 @@ func joinGroup(name string, topics []string, zookeeper []string, config *Config,
 	cg.log.Info("joined consumer group", "topics", topics)
 
 	cg.fetcher = newFirstFetcher(cg)
+	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
 	if runFence {

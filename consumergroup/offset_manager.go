@@ -243,10 +243,19 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 // write in doubt turned out to be ours: the version is known now, and what
 // was marked since may still need committing.
 func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (again bool, err error) {
+	m := om.cg.met()
+	sent := time.Now()
 	version, err := om.cg.instance.CommitOffsetFenced(o.claim, next, o.version)
 	var conflict *kazoo.OffsetConflictError
 	switch {
 	case err == nil:
+		m.commits.Inc(1)
+		m.commitLatency.Update(ms(time.Since(sent)))
+		if o.worker != nil {
+			if hwm := o.worker.hwm.Load(); hwm > 0 {
+				m.lag(o.tp).Update(max(hwm-next, 0))
+			}
+		}
 		o.version = version
 		o.inDoubt.clear()
 		o.tracker.Committed(next)
@@ -270,6 +279,7 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		o.tracker.Committed(conflict.Stored)
 		return true, nil
 	case errors.As(err, &conflict):
+		m.conflicts.Inc(1)
 		o.version = conflict.Version
 		o.inDoubt.clear()
 		report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}

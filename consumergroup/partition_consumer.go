@@ -46,6 +46,9 @@ type partitionWorker struct {
 	lostOnce sync.Once
 	pcClosed chan struct{} // closed once the last partition consumer is closed (run's goroutine sets it)
 	done     chan struct{} // closed when run returns
+	claimed  chan struct{} // closed once the partition is claimed (or run returns first)
+	started  time.Time     // when the worker started: the claim wait's origin
+	hwm      atomic.Int64  // the partition's high-water mark, as last seen by pump
 
 	// handOver is cancelled by seek and lost, so a hand-over blocked on a
 	// reader (or on the fence) gives up at once instead of handing out a
@@ -63,6 +66,8 @@ func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, e
 		lostC:    make(chan struct{}),
 		abandonC: make(chan struct{}),
 		done:     make(chan struct{}),
+		claimed:  make(chan struct{}),
+		started:  time.Now(),
 	}
 	go w.run()
 	return w
@@ -142,6 +147,13 @@ func (w *partitionWorker) interruptHandOver() {
 func (w *partitionWorker) run() {
 	defer close(w.done)
 	defer func() {
+		select {
+		case <-w.claimed:
+		default:
+			close(w.claimed) // never claimed: nobody waits for it any more
+		}
+	}()
+	defer func() {
 		if w.pcClosed != nil {
 			<-w.pcClosed
 		}
@@ -177,6 +189,10 @@ func (w *partitionWorker) run() {
 		return
 	}
 	log.Info("claimed", "epoch", pc.Epoch)
+	w.cg.met().claims.Inc(1)
+	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
+	close(w.claimed)
+	defer w.cg.met().dropLag(w.tp)
 
 	defer func() {
 		// Release unless the claim is provably gone: only a moved epoch or
@@ -441,6 +457,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				return start, false
 			}
 		}
+		w.hwm.Store(spc.HighWaterMarkOffset())
 		delivered, stop := w.deliver(handOver, owned, m, valid)
 		switch {
 		case stop:

@@ -331,7 +331,10 @@ func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]
 			gained = append(gained, tp)
 		}
 	}
+	cg.met().owned.Update(int64(len(workers)))
 	if len(lost)+len(gained) > 0 {
+		cg.met().rebalances.Inc(1)
+		cg.timeRebalance(gained, workers)
 		cg.log.Info("rebalanced", "instances", len(v.members), "owned", len(workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
@@ -344,4 +347,20 @@ func sortedTPs(tps []topicPartition) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// timeRebalance records, once every partition gained in one rebalance is
+// claimed (or its worker ended), how long that took.
+func (cg *ConsumerGroup) timeRebalance(gained []topicPartition, workers map[topicPartition]*partitionWorker) {
+	start := time.Now()
+	var ws []*partitionWorker
+	for _, tp := range gained {
+		ws = append(ws, workers[tp])
+	}
+	go func() {
+		for _, w := range ws {
+			<-w.claimed
+		}
+		cg.met().rebalanceTime.Update(ms(time.Since(start)))
+	}()
 }
