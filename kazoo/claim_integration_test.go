@@ -146,7 +146,7 @@ func TestIntegrationClaimRaceLostReply(t *testing.T) {
 
 	// Another instance on the same session is not us.
 	cgWantErr(t, second(cg.Instance("b").Claim("t", 0)), ErrPartitionClaimedByOther)
-	cgWantErr(t, cg.Instance("b").ClaimPartition("t", 0), ErrPartitionClaimedByOther)
+	cgWantBare(t, cg.Instance("b").ClaimPartition("t", 0), ErrPartitionClaimedByOther)
 
 	c := cgMust(a.Claim("t", 0)).get(t)
 	if c.SessionID != kz.SessionID() || c.Epoch <= lostEpoch || c.Epoch != e.epoch("g", "t", 0) {
@@ -195,7 +195,7 @@ func TestIntegrationClaimRaceStaleNodeOfOlderSession(t *testing.T) {
 	cgWantErr(t, err, ErrClaimLost)
 	cgWantErr(t, old.Release(cOld), ErrClaimLost)
 	cgWantErr(t, old.Release(cOld1), ErrClaimLost)
-	cgWantErr(t, old.ReleasePartition("t", 0), ErrPartitionNotClaimed)
+	cgWantBare(t, old.ReleasePartition("t", 0), ErrPartitionNotClaimed)
 	if off := cgMust(kzNew.Consumergroup("g").FetchOffset("t", 0)).get(t); off != 5 {
 		t.Fatalf("zombie commit moved the offset to %d", off)
 	}
@@ -239,7 +239,7 @@ func TestIntegrationClaimRaceLateRelease(t *testing.T) {
 			t.Fatal("the race was not exercised")
 		}
 		if i == 0 {
-			cgWantErr(t, err, ErrPartitionNotClaimed)
+			cgWantBare(t, err, ErrPartitionNotClaimed)
 		} else {
 			cgWantErr(t, err, ErrClaimLost)
 		}
@@ -253,7 +253,7 @@ func TestIntegrationClaimRaceLateRelease(t *testing.T) {
 	e.expireOwner("g", "t", 1)
 	cgMust(b.Claim("t", 1)).get(t)
 	cgWantErr(t, a.Release(ca), ErrClaimLost)
-	cgWantErr(t, a.ReleasePartition("t", 1), ErrPartitionNotClaimed)
+	cgWantBare(t, a.ReleasePartition("t", 1), ErrPartitionNotClaimed)
 	e.assertOwner("g", "t", 1, "b", kzB)
 }
 

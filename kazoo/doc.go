@@ -1,15 +1,21 @@
 // Package kazoo reads and writes the Kafka metadata and the consumer-group
-// state that live in ZooKeeper. It keeps the API of
-// github.com/wvanbergen/kazoo-go on github.com/go-zookeeper/zk, and adds the
-// session tracking and the fenced claim, commit and release primitives that
-// make a consumer group safe. It is the only package of this module that
-// talks to ZooKeeper.
+// state that live in ZooKeeper, with the API of
+// github.com/wvanbergen/kazoo-go: code written for kazoo-go compiles and
+// behaves the same after changing its import paths (kazoo-go's zk package
+// becomes github.com/go-zookeeper/zk). It adds the session tracking and the
+// fenced claim, commit and release primitives that make a consumer group
+// safe, and is the only package of this module that talks to ZooKeeper.
 //
 // # The tree
 //
+// Below Config.Chroot:
+//
+//	/controller                                the controller broker (read)
 //	/brokers/ids/<id>                          broker registrations (read)
 //	/brokers/topics/<t>                        partition assignment (read, watched)
 //	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read)
+//	/config/topics/<t>                         topic configuration
+//	/admin/delete_topics/<t>                   deletion marks
 //	/consumers/<g>/ids/<instance>              EPHEMERAL registration (kazoo-go's JSON)
 //	/consumers/<g>/owners/<t>/<p>              EPHEMERAL, data = the owning instance's id
 //	/consumers/<g>/offsets/<t>/<p>             PERSISTENT, ASCII decimal of the next offset
@@ -18,7 +24,27 @@
 // Only the epochs folder is new; everything else is the layout of Kafka's
 // original high-level consumer, so tools such as Burrow read it as before.
 //
+// # Errors and watches
+//
+// Where kazoo-go returned one of its own errors (ErrInstanceNotRegistered,
+// ErrPartitionClaimedByOther, ErrTopicExists, ...), the same method returns
+// that value bare, so callers may compare with ==; the details (which
+// znode, which session holds it) go to Config.Logger. Errors from ZooKeeper
+// come wrapped in a *ZnodeError that names the znode: compare them with
+// errors.Is (ErrNoNode is zk.ErrNoNode). Methods kazoo-go did not have
+// (Claim, Release, CommitOffsetFenced, ...) wrap every error with its
+// details.
+//
+// Every Watch method returns a channel of zk.Event (Event is the same type)
+// that receives one event and is then closed. EventNotWatching means the
+// watch was lost with the connection: read again.
+//
 // # The protocol
+//
+// A registration or an owner node belongs to the ZooKeeper session that
+// created it (Stat.EphemeralOwner), not to whoever holds the same instance
+// id.
+//
 //
 //   - Claim: one Multi creates the ephemeral owner node and sets the epoch
 //     node; the epoch node's new version is the claim's epoch. A claim is
