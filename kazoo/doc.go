@@ -45,7 +45,6 @@
 // created it (Stat.EphemeralOwner), not to whoever holds the same instance
 // id.
 //
-//
 //   - Claim: one Multi creates the ephemeral owner node and sets the epoch
 //     node; the epoch node's new version is the claim's epoch. A claim is
 //     ours only if ZooKeeper says so: an existing owner node is ours when
