@@ -194,15 +194,27 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 }
 
 // reregister registers the instance again after a session expiry.
+//
+// A registration whose reply was lost (the connection dropped, a leader
+// election) is in doubt: it is tried again, a few times within the connect
+// timeout, and finding the node then (ErrInstanceAlreadyRegistered) means
+// the first attempt was applied.
 func (cg *ConsumerGroup) reregister() error {
-	err := cg.instance.Register(cg.topics)
-	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
-		// Held by this session already, or by an older session of ours
-		// about to expire: its deletion wakes the loop, which registers
-		// again then.
-		return nil
+	deadline := time.Now().Add(cg.config.Zookeeper.ConnectTimeout)
+	for attempt := 1; ; attempt++ {
+		err := cg.instance.Register(cg.topics)
+		if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
+			// Held by this session already (maybe an earlier attempt whose
+			// reply was lost), or by an older session of ours about to
+			// expire: its deletion wakes the loop, which registers again.
+			return nil
+		}
+		if err == nil || !kazoo.IsRetryable(err) || time.Now().After(deadline) {
+			return err
+		}
+		cg.log.Warn("registering failed; trying again", "attempt", attempt, "err", err)
+		time.Sleep(min(time.Duration(attempt)*100*time.Millisecond, time.Second))
 	}
-	return err
 }
 
 // readView reads the instances, their registrations and the partitions,
