@@ -213,7 +213,11 @@ func (cg *ConsumerGroup) reregister() error {
 			return err
 		}
 		cg.log.Warn("registering failed; trying again", "attempt", attempt, "err", err)
-		time.Sleep(min(time.Duration(attempt)*100*time.Millisecond, time.Second))
+		select {
+		case <-cg.stopper:
+			return err
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, time.Second)):
+		}
 	}
 }
 
