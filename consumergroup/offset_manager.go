@@ -124,6 +124,10 @@ type zookeeperOffsetManager struct {
 
 	mu    sync.RWMutex
 	parts map[topicPartition]*ownedOffsets
+	// view is a copy of parts, replaced under mu at every change, for the
+	// per-message lookups of marks: they read it without taking mu, whose
+	// reader count every mark would otherwise write.
+	view atomic.Pointer[map[topicPartition]*ownedOffsets]
 
 	closing   chan struct{}
 	closed    chan struct{}
@@ -153,8 +157,27 @@ func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionCla
 	o.maxOffered.Store(-1)
 	om.mu.Lock()
 	om.parts[tp] = o
+	om.publishLocked()
 	om.mu.Unlock()
 	return o
+}
+
+// publishLocked replaces the view with a copy of parts. The caller holds
+// mu.
+func (om *zookeeperOffsetManager) publishLocked() {
+	view := make(map[topicPartition]*ownedOffsets, len(om.parts))
+	for tp, o := range om.parts {
+		view[tp] = o
+	}
+	om.view.Store(&view)
+}
+
+// lookup returns the tracked partition tp, or nil, without locking.
+func (om *zookeeperOffsetManager) lookup(tp topicPartition) *ownedOffsets {
+	if v := om.view.Load(); v != nil {
+		return (*v)[tp]
+	}
+	return nil
 }
 
 // drop stops tracking o without committing.
@@ -162,6 +185,7 @@ func (om *zookeeperOffsetManager) drop(tp topicPartition, o *ownedOffsets) {
 	om.mu.Lock()
 	if om.parts[tp] == o {
 		delete(om.parts, tp)
+		om.publishLocked()
 	}
 	om.mu.Unlock()
 }
@@ -391,9 +415,7 @@ func (om *zookeeperOffsetManager) InitializePartition(topic string, partition in
 
 // MarkAsProcessed implements OffsetManager.
 func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32, offset int64) bool {
-	om.mu.RLock()
-	o := om.parts[topicPartition{topic, partition}]
-	om.mu.RUnlock()
+	o := om.lookup(topicPartition{topic, partition})
 	if o == nil {
 		return false
 	}
@@ -403,9 +425,7 @@ func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32,
 // markMessage is MarkAsProcessed for a message the group delivered: inside
 // a redelivery window it counts only for the message redelivered there.
 func (om *zookeeperOffsetManager) markMessage(m *sarama.ConsumerMessage) bool {
-	om.mu.RLock()
-	o := om.parts[topicPartition{m.Topic, m.Partition}]
-	om.mu.RUnlock()
+	o := om.lookup(topicPartition{m.Topic, m.Partition})
 	if o == nil {
 		return false
 	}
