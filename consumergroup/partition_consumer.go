@@ -288,18 +288,7 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 // early, when the worker is stopped or its claim is lost (then marking it
 // abandoned, with nothing to release).
 func (w *partitionWorker) cooldown() bool {
-	t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
-	defer t.Stop()
-	select {
-	case <-w.ctx.Done():
-		return false
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
-		return false
-	case <-t.C:
-		return true
-	}
+	return w.wait(w.cg.config.Claim.RetryCooldown)
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until

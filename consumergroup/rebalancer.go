@@ -195,7 +195,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 
 // reregister registers the instance again after a session expiry.
 func (cg *ConsumerGroup) reregister() error {
-	err := cg.instance.Register(cg.topics)
+	err := cg.register()
 	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
 		// Held by this session already, or by an older session of ours
 		// about to expire: its deletion wakes the loop, which registers
@@ -219,8 +219,12 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 		return v, err
 	}
 
-	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
-	for _, topic := range cg.topics {
+	topics, err := cg.subscribedTopics(ws)
+	if err != nil {
+		return v, err
+	}
+	v.partitions = make(map[string][]PartitionInfo, len(topics))
+	for _, topic := range topics {
 		t := cg.kazoo.Topic(topic)
 		parts, err := watchedRead(ws, "topic/"+topic, t.Partitions, t.WatchPartitions)
 		if errors.Is(err, kazoo.ErrNoNode) {

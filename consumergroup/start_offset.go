@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // A claimed partition without a stored offset starts at Offsets.Initial.
@@ -27,7 +28,14 @@ import (
 // position, makes it the partition's uncommitted position and commits it.
 // Errors resolving it are reported and retried every Claim.RetryCooldown;
 // ok is false when the worker stopped or lost its claim meanwhile.
+//
+// A topic just created has no leaders for a moment, so the first retries
+// come quickly: the wait starts at Claim.InitialInterval and doubles up to
+// Claim.RetryCooldown, and failures are reported once they have lasted
+// startReportAfter.
 func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok bool) {
+	first := time.Now()
+	wait := w.cg.config.Claim.InitialInterval
 	for {
 		start, err := w.resolveInitial()
 		if err == nil {
@@ -35,11 +43,36 @@ func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok b
 			w.commitStart(owned)
 			return start, true
 		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-			fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cg.config.Offsets.Initial), err))
-		if !w.cooldown() {
+		if time.Since(first) >= startReportAfter {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+				fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cg.config.Offsets.Initial), err))
+		}
+		if !w.wait(wait) {
 			return 0, false
 		}
+		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
+	}
+}
+
+// startReportAfter is how long resolving a start offset may fail before the
+// failures are reported: longer than a new topic takes to get its leaders.
+const startReportAfter = 2 * time.Second
+
+// wait waits d before a retry. It returns false, early, when the worker is
+// stopped or its claim is lost (then marking it abandoned, with nothing to
+// release).
+func (w *partitionWorker) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-w.lostC:
+		w.abandon.Store(true)
+		w.claimLost.Store(true)
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
