@@ -62,11 +62,14 @@ func TestIntegrationPatternPicksUpNewTopic(t *testing.T) {
 		return len(state.owners(later, 3)) == 3
 	})
 	claimed := time.Since(created)
+	kz := state.kz
+	waitOffsets(t, kz, group, later, 3, map[int32]int64{0: 0, 1: 0, 2: 0}, 20*time.Second)
+	started := time.Since(created)
 	sent := time.Now()
 	countsLater := produce(t, later, 30)
 	waitFor(t, 20*time.Second, "every message of the new topic", func() bool { return l.missing(later, countsLater) == 0 })
-	t.Logf("new topic %s: leaders elected %v after the create request, all 3 partitions claimed after %v; 30 messages produced and delivered in %v",
-		later, leaders.Round(time.Millisecond), claimed.Round(time.Millisecond), time.Since(sent).Round(time.Millisecond))
+	t.Logf("new topic %s: leaders elected %v after the create request, all 3 partitions claimed after %v, their start offsets stored after %v; 30 messages produced and delivered in %v",
+		later, leaders.Round(time.Millisecond), claimed.Round(time.Millisecond), started.Round(time.Millisecond), time.Since(sent).Round(time.Millisecond))
 
 	if missing := l.missing(other, countsOther); missing != 10 {
 		t.Fatalf("%d messages of %s, which the pattern does not match, were delivered", 10-missing, other)
