@@ -27,6 +27,8 @@
 //  1. JoinConsumerGroup validates its arguments and the Config, connects to
 //     ZooKeeper, finds the brokers, and registers this instance under
 //     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
+//     JoinConsumerGroupPattern does the same with a white_list registration:
+//     a regular expression over topic names, covering topics created later.
 //  2. Each instance computes the assignment from the registered instances,
 //     their registrations and each topic's partitions: each topic is divided
 //     (see Assign) between the instances whose registration subscribes to
@@ -49,7 +51,10 @@
 //     retried after Claim.RetryCooldown while the partition stays assigned.
 //  4. Once claimed, the partition consumes from the stored offset, or from
 //     Offsets.Initial when none is stored or the stored one is out of range,
-//     and delivers messages on Messages().
+//     and delivers messages on Messages(). Offsets.Initial is resolved to a
+//     real offset first and committed at once (fenced by the claim), so every
+//     claimed partition has an offset node, even one never marked: monitors
+//     such as Burrow, which read the nodes of partitions 0..n-1, see them all.
 //  5. The application calls CommitUpto for each processed message; every
 //     Offsets.CommitInterval, on FlushOffsets, and on release, the marked
 //     offsets are committed, each fenced by the claim's epoch.

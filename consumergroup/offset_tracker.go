@@ -176,3 +176,18 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 		}
 	}
 }
+
+// ResetUncommitted is Reset to a position that is not stored yet: to must
+// be written to ZooKeeper (a start offset resolved from Offsets.Initial, or
+// the position after an out-of-range reset). Pending reports it dirty until
+// Committed records a commit at or above it, so the position is committed
+// even when nothing is ever marked; a mark above it moves it forward as
+// usual.
+func (t *offsetTracker) ResetUncommitted(to int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next, t.committed = to, -1
+	t.gen.Add(1)
+	t.delivered.Store(-1)
+	t.notifyLocked()
+}

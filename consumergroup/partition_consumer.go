@@ -288,18 +288,7 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 // early, when the worker is stopped or its claim is lost (then marking it
 // abandoned, with nothing to release).
 func (w *partitionWorker) cooldown() bool {
-	t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
-	defer t.Stop()
-	select {
-	case <-w.ctx.Done():
-		return false
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
-		return false
-	case <-t.C:
-		return true
-	}
+	return w.wait(w.cg.config.Claim.RetryCooldown)
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
@@ -307,6 +296,12 @@ func (w *partitionWorker) cooldown() bool {
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 	start := next
 	for {
+		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
+			var ok bool
+			if start, ok = w.startAtInitial(owned); !ok {
+				return
+			}
+		}
 		// The partition consumer starts after the directly fetched prefix;
 		// start itself moves only once the prefix is handed to pump, so a
 		// failed open fetches the prefix again instead of skipping it.
@@ -365,7 +360,8 @@ func closePartitionConsumer(spc sarama.PartitionConsumer) {
 
 // open starts the sarama partition consumer at start. A stored offset out of
 // the log's range is reported and replaced by Offsets.Initial, as upstream
-// does; the reset is recorded so later marks commit from the new position.
+// does, resolved to a real offset: the new position is committed at once
+// (see startAtInitial), and later marks commit from it.
 func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
 	if start < 0 {
 		start = w.cg.config.Offsets.Initial
@@ -373,10 +369,15 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
 	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
 		initial := w.cg.config.Offsets.Initial
+		resolved, rerr := w.resolveInitial()
+		if rerr != nil {
+			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-			fmt.Errorf("offset %d is out of range; restarting at %s (Offsets.Initial): %w", start, offsetName(initial), err))
-		owned.restart(-1)
-		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, initial)
+			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
+		owned.restartUncommitted(resolved)
+		w.commitStart(owned)
+		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
 	}
 	return spc, err
 }

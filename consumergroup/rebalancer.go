@@ -202,7 +202,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 func (cg *ConsumerGroup) reregister() error {
 	deadline := time.Now().Add(cg.config.Zookeeper.ConnectTimeout)
 	for attempt := 1; ; attempt++ {
-		err := cg.instance.Register(cg.topics)
+		err := cg.register()
 		if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
 			// Held by this session already (maybe an earlier attempt whose
 			// reply was lost), or by an older session of ours about to
@@ -235,8 +235,12 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 		return v, err
 	}
 
-	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
-	for _, topic := range cg.topics {
+	topics, err := cg.subscribedTopics(ws)
+	if err != nil {
+		return v, err
+	}
+	v.partitions = make(map[string][]PartitionInfo, len(topics))
+	for _, topic := range topics {
 		t := cg.kazoo.Topic(topic)
 		parts, err := watchedRead(ws, "topic/"+topic, t.Partitions, t.WatchPartitions)
 		if errors.Is(err, kazoo.ErrNoNode) {

@@ -185,7 +185,10 @@ func (cg *Consumergroup) Instance(id string) *ConsumergroupInstance {
 }
 
 // OnlineTopics returns the union of the topics the registered instances
-// subscribe to. Instances that deregister while it reads are skipped; a
+// subscribe to: the keys of their subscriptions, as kazoo-go returns them,
+// so a white_list or black_list registration contributes its regular
+// expression, not the topics it matches. Instances that deregister while it
+// reads are skipped; a
 // registration that is not valid JSON is an error naming its path
 // (wrapping ErrMalformed).
 func (cg *Consumergroup) OnlineTopics() (map[string]struct{}, error) {
