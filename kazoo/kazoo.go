@@ -3,7 +3,6 @@ package kazoo
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path"
 	"sync"
 	"time"
@@ -21,14 +20,18 @@ type Kazoo struct {
 	session *sessionTracker
 	// negotiated is the session timeout the server granted (SessionTimeout).
 	negotiated negotiatedTimeout
+	// dialErrs keeps the last failure to connect, for NewKazoo's error.
+	dialErrs dialErrors
 
 	closeOnce sync.Once
 }
 
 // NewKazoo connects to the ZooKeeper servers ("host:port") and waits, up to
 // conf.ConnectTimeout, for a session. A nil conf means NewConfig(). It fails
-// if the config is invalid, no session could be established in time, a
-// credential is refused, or conf.Chroot does not exist.
+// if the config is invalid, no session could be established in time (the
+// error then wraps the last *DialError: a refused connection, a failed TLS
+// handshake, a server that closed the connection), a credential is
+// refused, or conf.Chroot does not exist.
 func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	if conf == nil {
 		conf = NewConfig()
@@ -55,7 +58,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	}
 	conn, _, err := zk.Connect(servers, conf.Timeout,
 		zk.WithEventCallback(kz.session.onEvent),
-		zk.WithDialer(kz.negotiated.wrap(net.DialTimeout)),
+		zk.WithDialer(kz.negotiated.wrap(kz.dialer())),
 		zk.WithLogger(logger),
 		zk.WithLogInfo(false),
 	)
@@ -68,6 +71,9 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 
 	if err := kz.waitForSession(conf.ConnectTimeout); err != nil {
 		kz.Close()
+		if last := kz.dialErrs.get(); last != nil {
+			return nil, fmt.Errorf("kazoo: %v: %w; last error: %w", servers, err, last)
+		}
 		return nil, fmt.Errorf("kazoo: %v: %w", servers, err)
 	}
 	for _, a := range conf.Auth {
