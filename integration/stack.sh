@@ -50,7 +50,7 @@
 #     requiring a client certificate signed by the stack's CA;
 #   - a SASL_SSL listener (TLS, SCRAM-SHA-512) on every broker, with one
 #     SCRAM user, created in ZooKeeper before the brokers start;
-#   - certificates (integration/cmd/seccerts) and random passwords, made at
+#   - certificates (integration/cmd/seccerts) and a random SCRAM password, made at
 #     the first `up` into $STACK_DIR/secure; `env` prints where they are.
 # ZooKeeper's digest scheme needs no server setting: clients choose their
 # credentials and the ACLs of the nodes they create.
@@ -510,15 +510,14 @@ broker_ssl_addrs() {
 	echo "$out"
 }
 
-# secure_prepare: certificates and passwords, made once per data folder.
+# secure_prepare: certificates and the SCRAM password, made once per data
+# folder.
 secure_prepare() {
 	mkdir -p "$SECURE" "$LOGS"
 	chmod 700 "$SECURE"
 	(cd "$ROOT" && go run ./integration/cmd/seccerts -dir "$SECURE") || die "cannot make the certificates"
-	local f
-	for f in scram.password zk-digest.password; do
-		[[ -s "$SECURE/$f" ]] || (umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$SECURE/$f")
-	done
+	[[ -s "$SECURE/scram.password" ]] ||
+		(umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$SECURE/scram.password")
 }
 
 # secure_zk_conf ID: the TLS client port of server ID. The plain port stays

@@ -1,6 +1,7 @@
 package kazoo
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -50,12 +51,13 @@ const handshakeFloor = 2 * time.Second
 func (kz *Kazoo) dialer() zk.Dialer {
 	tlsConf := kz.conf.TLS
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, address, timeout)
+		d := net.Dialer{Timeout: timeout}
+		c, err := d.DialContext(kz.dialCtx, network, address)
 		if err == nil && tlsConf != nil {
 			// A third of the session timeout, at least handshakeFloor: a
 			// server that accepts connections but never completes a
 			// handshake must not hold the client for a whole session.
-			c, err = tlsHandshake(c, tlsConf, address, max(handshakeFloor, kz.SessionTimeout()/3))
+			c, err = tlsHandshake(kz.dialCtx, c, tlsConf, address, max(handshakeFloor, kz.SessionTimeout()/3))
 		}
 		if err != nil {
 			err = &DialError{Server: address, Err: err}
@@ -66,10 +68,11 @@ func (kz *Kazoo) dialer() zk.Dialer {
 	}
 }
 
-// tlsHandshake runs the client side of a TLS handshake on c within timeout.
-// An empty ServerName is set to the host part of address, so the server's
-// certificate is checked against the address dialled.
-func tlsHandshake(c net.Conn, conf *tls.Config, address string, timeout time.Duration) (net.Conn, error) {
+// tlsHandshake runs the client side of a TLS handshake on c within timeout,
+// or until ctx ends. An empty ServerName is set to the host part of
+// address, so the server's certificate is checked against the address
+// dialled.
+func tlsHandshake(ctx context.Context, c net.Conn, conf *tls.Config, address string, timeout time.Duration) (net.Conn, error) {
 	conf = conf.Clone()
 	if conf.ServerName == "" {
 		if host, _, err := net.SplitHostPort(address); err == nil {
@@ -78,7 +81,7 @@ func tlsHandshake(c net.Conn, conf *tls.Config, address string, timeout time.Dur
 	}
 	tc := tls.Client(c, conf)
 	_ = tc.SetDeadline(time.Now().Add(timeout))
-	if err := tc.Handshake(); err != nil {
+	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = c.Close()
 		if isClosedByPeer(err) {
 			return nil, fmt.Errorf("TLS handshake: the server closed the connection (not a TLS port?): %w", err)

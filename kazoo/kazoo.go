@@ -1,6 +1,7 @@
 package kazoo
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -22,6 +23,10 @@ type Kazoo struct {
 	negotiated negotiatedTimeout
 	// dialErrs keeps the last failure to connect, for NewKazoo's error.
 	dialErrs dialErrors
+	// dialCtx ends at Close, aborting a dial or TLS handshake under way: the
+	// client's Close would otherwise wait for it.
+	dialCtx    context.Context
+	dialCancel context.CancelFunc
 
 	closeOnce sync.Once
 }
@@ -47,6 +52,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 		logger = discardLogger{}
 	}
 	kz := &Kazoo{conf: conf, logger: logger, acl: toZKACL(conf.ACL), session: newSessionTracker(time.Now)}
+	kz.dialCtx, kz.dialCancel = context.WithCancel(context.Background())
 
 	// The callback may fire before Connect returns; it must see kz.conn.
 	var ready sync.Mutex
@@ -64,6 +70,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	)
 	if err != nil {
 		ready.Unlock()
+		kz.dialCancel()
 		return nil, fmt.Errorf("kazoo: connect to %v: %w", servers, err)
 	}
 	kz.conn = conn
@@ -130,6 +137,7 @@ func (kz *Kazoo) waitForSession(timeout time.Duration) error {
 func (kz *Kazoo) Close() error {
 	kz.closeOnce.Do(func() {
 		kz.session.close()
+		kz.dialCancel()
 		kz.conn.Close()
 	})
 	return nil
