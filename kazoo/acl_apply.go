@@ -20,7 +20,8 @@ func GroupACL(user, password string) []ACL {
 }
 
 // ACLChange is one znode whose access list ApplyACL changed (or, in a dry
-// run, would change).
+// run, would change). ZooKeeper shows a digest entry's hash only to
+// sessions with the admin permission on the node; others see "x".
 type ACLChange struct {
 	Path   string // full path, chroot included
 	Before []ACL
@@ -79,16 +80,18 @@ func (kz *Kazoo) applyACL(node string, want []zk.ACL, dryRun bool, changes *[]AC
 		return znodeErr("children", node, err)
 	}
 	if !sameACL(have, want) {
-		*changes = append(*changes, ACLChange{Path: node, Before: fromZKACL(have)})
 		if !dryRun {
 			_, err := kz.conn.SetACL(node, want, stat.Aversion)
 			if errors.Is(err, ErrBadVersion) { // changed meanwhile: ours wins
 				_, err = kz.conn.SetACL(node, want, -1)
 			}
-			if err != nil && !errors.Is(err, ErrNoNode) {
+			if errors.Is(err, ErrNoNode) {
+				return nil
+			} else if err != nil {
 				return znodeErr("set ACL", node, err)
 			}
 		}
+		*changes = append(*changes, ACLChange{Path: node, Before: fromZKACL(have)})
 	}
 	slices.Sort(children)
 	for _, c := range children {

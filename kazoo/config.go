@@ -76,8 +76,9 @@ type Config struct {
 	// complete within a third of the session timeout (2 s at least). A
 	// server whose certificate does not verify, that rejects the client's
 	// certificate, or that does not speak TLS makes NewKazoo fail after
-	// ConnectTimeout with an error naming the server and the cause. Default
-	// nil: plain TCP.
+	// ConnectTimeout (and up to a second more, which the ZooKeeper client
+	// may take to stop) with an error naming the server and the cause.
+	// Default nil: plain TCP.
 	TLS *tls.Config
 
 	// Logger receives the ZooKeeper client's log lines and this package's
