@@ -50,24 +50,29 @@ func Register(fs *flag.FlagSet) *Flags {
 // ZK returns a kazoo config with the ZooKeeper flags applied.
 func (f *Flags) ZK() (*kazoo.Config, error) {
 	conf := kazoo.NewConfig()
+	return conf, f.ApplyZK(conf)
+}
+
+// ApplyZK applies the ZooKeeper flags to conf.
+func (f *Flags) ApplyZK(conf *kazoo.Config) error {
 	if f.Listener != "" {
 		conf.Listener = f.Listener
 	}
 	if f.ZKTLSCA != "" || f.ZKTLSCert != "" {
 		t, err := TLSConfig(f.ZKTLSCA, f.ZKTLSCert, f.ZKTLSKey)
 		if err != nil {
-			return nil, fmt.Errorf("ZooKeeper TLS: %w", err)
+			return fmt.Errorf("ZooKeeper TLS: %w", err)
 		}
 		conf.TLS = t
 	}
 	if f.ZKUser != "" {
 		pw, err := readSecret(f.ZKPasswordFile)
 		if err != nil {
-			return nil, fmt.Errorf("-zk-password-file: %w", err)
+			return fmt.Errorf("-zk-password-file: %w", err)
 		}
 		conf.Auth = []kazoo.Auth{kazoo.DigestAuth(f.ZKUser, pw)}
 	}
-	return conf, nil
+	return nil
 }
 
 // ZKPassword returns the digest password of -zk-password-file.
