@@ -38,6 +38,22 @@
 #   STACK_TIMEOUT    120                 seconds `up` waits for readiness
 #   STACK_MVN_ARGS   ""                  extra mvn arguments (e.g. -Dmaven.repo.local=DIR)
 #   STACK_KEEP_DATA  0                   1: `down` keeps the data folders
+#   STACK_SECURE     0                   1: the secure mode below
+#   ZK_TLS_PORT      ZK_PORT+100         TLS client port of server 1 (secure mode);
+#                                        server N uses ZK_TLS_PORT+N-1
+#   KAFKA_SSL_PORT   KAFKA_PORT+100      SASL_SSL port of broker 1 (secure mode);
+#                                        broker N uses KAFKA_SSL_PORT+N-1
+#
+# Secure mode (STACK_SECURE=1) adds, beside the plain ports, which stay for
+# the brokers' own ZooKeeper sessions, monitoring and comparisons:
+#   - a TLS client port on every ZooKeeper server (secureClientPort, Netty),
+#     requiring a client certificate signed by the stack's CA;
+#   - a SASL_SSL listener (TLS, SCRAM-SHA-512) on every broker, with one
+#     SCRAM user, created in ZooKeeper before the brokers start;
+#   - certificates (integration/cmd/seccerts) and a random SCRAM password, made at
+#     the first `up` into $STACK_DIR/secure; `env` prints where they are.
+# ZooKeeper's digest scheme needs no server setting: clients choose their
+# credentials and the ACLs of the nodes they create.
 #
 # Every ZooKeeper server runs with tickTime 500 ms and session timeouts from
 # 1 s to 60 s. The ensemble adds initLimit 10 (a follower has 5 s to sync
@@ -76,6 +92,9 @@ KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
 KAFKA_HEAP="${KAFKA_HEAP:-512m}"
 STACK_TOPICS="${STACK_TOPICS:-zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64}"
 STACK_TIMEOUT="${STACK_TIMEOUT:-120}"
+STACK_SECURE="${STACK_SECURE:-0}"
+ZK_TLS_PORT="${ZK_TLS_PORT:-$((ZK_PORT + 100))}"
+KAFKA_SSL_PORT="${KAFKA_SSL_PORT:-$((KAFKA_PORT + 100))}"
 
 LIB="$STACK_CACHE/lib"
 LOGS="$STACK_DIR/logs"
@@ -270,6 +289,7 @@ start_zk() {
 	fi
 	log4j_conf
 	zk_conf "$id" >"$CONF/$name.properties"
+	if secure; then secure_zk_conf "$id" >>"$CONF/$name.properties"; fi
 	# An ensemble server that finds no leader asks its peers again after
 	# 0.2 s, then doubles the wait each time, by default up to 60 s: a server
 	# cut off for half a minute would rejoin up to half a minute after the
@@ -407,6 +427,7 @@ background.threads=2
 num.recovery.threads.per.data.dir=1
 log.cleaner.enable=false
 EOF
+	if secure; then secure_kafka_conf "$id" >>"$CONF/kafka-$id.properties"; fi
 	log "starting Kafka broker $id on 127.0.0.1:$port"
 	spawn "kafka-$id" "$KAFKA_HEAP" kafka.Kafka "$CONF/kafka-$id.properties"
 }
@@ -468,13 +489,115 @@ stop_all_zk() {
 	for f in "$PIDS"/zookeeper*.pid; do stop_one "$(basename "$f" .pid)"; done
 }
 
+# ---- secure mode (STACK_SECURE=1) ----------------------------------------
+# Everything of the secure mode is in this block; the rest of the script
+# calls it only behind `if secure`.
+
+SECURE="$STACK_DIR/secure"
+SCRAM_USER="zkgroup"
+
+secure() { [[ "$STACK_SECURE" == 1 ]]; }
+zk_tls_port() { echo $((ZK_TLS_PORT + $1 - 1)); }
+zk_tls_addrs() {
+	local i out=""
+	for ((i = 1; i <= ZK_NODES; i++)); do out+="${out:+,}127.0.0.1:$(zk_tls_port "$i")"; done
+	echo "$out"
+}
+broker_ssl_port() { echo $((KAFKA_SSL_PORT + $1 - 1)); }
+broker_ssl_addrs() {
+	local i out=""
+	for ((i = 1; i <= KAFKA_BROKERS; i++)); do out+="${out:+,}127.0.0.1:$(broker_ssl_port "$i")"; done
+	echo "$out"
+}
+
+# secure_prepare: certificates and the SCRAM password, made once per data
+# folder.
+secure_prepare() {
+	mkdir -p "$SECURE" "$LOGS"
+	chmod 700 "$SECURE"
+	(cd "$ROOT" && go run ./integration/cmd/seccerts -dir "$SECURE") || die "cannot make the certificates"
+	[[ -s "$SECURE/scram.password" ]] ||
+		(umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$SECURE/scram.password")
+}
+
+# secure_zk_conf ID: the TLS client port of server ID. The plain port stays
+# (the brokers use it).
+secure_zk_conf() {
+	cat <<EOF
+# Secure mode: a TLS client port; clients must present a certificate
+# signed by the stack's CA.
+serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory
+secureClientPort=$(zk_tls_port "$1")
+secureClientPortAddress=127.0.0.1
+ssl.keyStore.location=$SECURE/server.pem
+ssl.keyStore.type=PEM
+ssl.trustStore.location=$SECURE/ca.pem
+ssl.trustStore.type=PEM
+ssl.clientAuth=need
+EOF
+}
+
+# secure_kafka_conf ID: a SASL_SSL listener beside the plain one (later
+# keys replace earlier ones in a properties file). Brokers talk to each
+# other over PLAINTEXT.
+secure_kafka_conf() {
+	local port sport
+	port="$(broker_port "$1")" sport="$(broker_ssl_port "$1")"
+	port_open "$sport" && die "port $sport is taken by a process this script did not start"
+	cat <<EOF
+listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port,SASL_SSL://127.0.0.1:$sport
+inter.broker.listener.name=PLAINTEXT
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PEM
+ssl.keystore.location=$SECURE/server.pem
+ssl.truststore.type=PEM
+ssl.truststore.location=$SECURE/ca.pem
+ssl.client.auth=none
+EOF
+}
+
+# secure_scram_users: the SCRAM user, stored in ZooKeeper before any broker
+# starts (Kafka 3.9 in ZooKeeper mode still accepts --zookeeper for this).
+secure_scram_users() {
+	log "creating SCRAM-SHA-512 user $SCRAM_USER"
+	java -Xmx128m -Dlog4j.configuration="file:$CONF/log4j.properties" -cp "$LIB/*" kafka.admin.ConfigCommand \
+		--zookeeper "127.0.0.1:$ZK_PORT" --alter --entity-type users --entity-name "$SCRAM_USER" \
+		--add-config "SCRAM-SHA-512=[iterations=4096,password=$(cat "$SECURE/scram.password")]" \
+		>>"$LOGS/scram.log" 2>&1 || die "cannot create the SCRAM user; see $LOGS/scram.log"
+}
+
+# secure_ready: the SASL_SSL listener answers metadata for the SCRAM user,
+# found through ZooKeeper's TLS port.
+secure_ready() {
+	(cd "$ROOT" && go run ./integration/cmd/stackready \
+		-zookeeper "$(zk_tls_addrs)" -brokers "$KAFKA_BROKERS" -timeout "${STACK_TIMEOUT}s" \
+		-zk-tls-ca "$SECURE/ca.pem" -zk-tls-cert "$SECURE/client-cert.pem" -zk-tls-key "$SECURE/client-key.pem" \
+		-listener SASL_SSL -kafka-tls-ca "$SECURE/ca.pem" \
+		-sasl-user "$SCRAM_USER" -sasl-password-file "$SECURE/scram.password")
+	log "secure: zookeeper TLS $(zk_tls_addrs), brokers SASL_SSL $(broker_ssl_addrs)"
+}
+
+secure_env() {
+	echo "STACK_SECURE=1"
+	echo "ZK_TLS_ADDR=$(zk_tls_addrs)"
+	echo "KAFKA_SSL_ADDRS=$(broker_ssl_addrs)"
+	echo "SECURE_DIR=$SECURE"
+	echo "SCRAM_USER=$SCRAM_USER"
+}
+# ---- end of secure mode ----------------------------------------------------
+
 cmd_up() {
 	local t0=$SECONDS i
 	fetch_jars
+	if secure; then secure_prepare; fi
 	start_all_zk
+	if secure; then secure_scram_users; fi
 	for ((i = 1; i <= KAFKA_BROKERS; i++)); do start_broker "$i"; done
 	wait_brokers
 	ready
+	if secure; then secure_ready; fi
 	log "stack ready in $((SECONDS - t0))s: zookeeper $(zk_addrs), brokers $(broker_addrs)"
 }
 
@@ -487,7 +610,7 @@ cmd_down() {
 	stop_one zkpeers
 	rm -f "$CUTS" "$APPLIED"
 	if [[ "${STACK_KEEP_DATA:-0}" != 1 ]]; then
-		rm -rf "$STACK_DIR"/zookeeper "$STACK_DIR"/zookeeper-* "$STACK_DIR"/kafka-*
+		rm -rf "$STACK_DIR"/zookeeper "$STACK_DIR"/zookeeper-* "$STACK_DIR"/kafka-* "$SECURE"
 	fi
 	log "stack down"
 }
@@ -530,6 +653,7 @@ cmd_env() {
 	echo "ZK_NODES=$ZK_NODES"
 	echo "KAFKA_ADDRS=$(broker_addrs)"
 	echo "STACK_DIR=$STACK_DIR"
+	if secure; then secure_env; fi
 }
 
 usage() {

@@ -39,6 +39,13 @@ const (
 //     it was cut off, and B resumes exactly at A's last commit.
 func TestIntegrationZombie(t *testing.T) {
 	testenv.Integration(t)
+	runZombie(t, testenv.ZKAddr(), testConfig)
+}
+
+// runZombie is the zombie scenario with the members reaching ZooKeeper at
+// zkAddr (A through a proxy in front of it) and configured by newConfig;
+// the observers use the stack's ZK_ADDR.
+func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Config) {
 	const (
 		partitions     = int32(8)
 		sessionTimeout = 3 * time.Second
@@ -55,7 +62,7 @@ func TestIntegrationZombie(t *testing.T) {
 	obs := observeOffsets(t, group, topic, partitions) // before anyone commits
 	state := newGroupState(t, group)
 
-	proxy, err := tcpproxy.New(testenv.ZKAddr())
+	proxy, err := tcpproxy.New(zkAddr)
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
@@ -65,7 +72,7 @@ func TestIntegrationZombie(t *testing.T) {
 	prod := startProducer(t, topic, 8, 25*time.Millisecond, 20000)
 
 	l := newLedger()
-	cfgA := testConfig()
+	cfgA := newConfig()
 	cfgA.Zookeeper.Timeout = sessionTimeout
 	fenceAfter := time.Duration(float64(sessionTimeout) * cfgA.Session.SelfFenceFraction)
 	probeInterval := sessionTimeout / 10
@@ -114,7 +121,7 @@ func TestIntegrationZombie(t *testing.T) {
 	cutAt := time.Now()
 	proxy.Cut()
 	t.Logf("cut A (%s) off from ZooKeeper after %d deliveries", aID, len(l.snapshot()))
-	b = join(t, group, topics, testConfig())
+	b = joinVia(t, zkAddr, group, topics, newConfig())
 	doneB = consume(t, zombieB, b, l)
 
 	// The committed offsets are frozen now: A cannot write any more, and B

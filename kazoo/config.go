@@ -1,6 +1,7 @@
 package kazoo
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -65,8 +66,20 @@ type Config struct {
 	Auth []Auth
 
 	// ACL is the access list of every znode this library creates. Default
-	// nil, meaning WorldACL(PermAll), as kazoo-go does.
+	// nil, meaning WorldACL(PermAll), as kazoo-go does. GroupACL builds the
+	// recommended list for a protected consumer group.
 	ACL []ACL
+
+	// TLS, when set, makes every connection to ZooKeeper a TLS connection
+	// with this configuration (the servers' secureClientPort). An empty
+	// ServerName is taken from the address dialled. The handshake must
+	// complete within a third of the session timeout (2 s at least). A
+	// server whose certificate does not verify, that rejects the client's
+	// certificate, or that does not speak TLS makes NewKazoo fail after
+	// ConnectTimeout (and up to a second more, which the ZooKeeper client
+	// may take to stop) with an error naming the server and the cause.
+	// Default nil: plain TCP.
+	TLS *tls.Config
 
 	// Logger receives the ZooKeeper client's log lines and this package's
 	// notes on refused operations. Default: discarded (kazoo-go printed

@@ -1,9 +1,9 @@
 package kazoo
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path"
 	"sync"
 	"time"
@@ -21,14 +21,22 @@ type Kazoo struct {
 	session *sessionTracker
 	// negotiated is the session timeout the server granted (SessionTimeout).
 	negotiated negotiatedTimeout
+	// dialErrs keeps the last failure to connect, for NewKazoo's error.
+	dialErrs dialErrors
+	// dialCtx ends at Close, aborting a dial or TLS handshake under way: the
+	// client's Close would otherwise wait for it.
+	dialCtx    context.Context
+	dialCancel context.CancelFunc
 
 	closeOnce sync.Once
 }
 
 // NewKazoo connects to the ZooKeeper servers ("host:port") and waits, up to
 // conf.ConnectTimeout, for a session. A nil conf means NewConfig(). It fails
-// if the config is invalid, no session could be established in time, a
-// credential is refused, or conf.Chroot does not exist.
+// if the config is invalid, no session could be established in time (the
+// error then wraps the last *DialError: a refused connection, a failed TLS
+// handshake, a server that closed the connection), a credential is
+// refused, or conf.Chroot does not exist.
 func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	if conf == nil {
 		conf = NewConfig()
@@ -44,6 +52,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 		logger = discardLogger{}
 	}
 	kz := &Kazoo{conf: conf, logger: logger, acl: toZKACL(conf.ACL), session: newSessionTracker(time.Now)}
+	kz.dialCtx, kz.dialCancel = context.WithCancel(context.Background())
 
 	// The callback may fire before Connect returns; it must see kz.conn.
 	var ready sync.Mutex
@@ -55,12 +64,13 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	}
 	conn, _, err := zk.Connect(servers, conf.Timeout,
 		zk.WithEventCallback(kz.session.onEvent),
-		zk.WithDialer(kz.negotiated.wrap(net.DialTimeout)),
+		zk.WithDialer(kz.negotiated.wrap(kz.dialer())),
 		zk.WithLogger(logger),
 		zk.WithLogInfo(false),
 	)
 	if err != nil {
 		ready.Unlock()
+		kz.dialCancel()
 		return nil, fmt.Errorf("kazoo: connect to %v: %w", servers, err)
 	}
 	kz.conn = conn
@@ -68,6 +78,9 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 
 	if err := kz.waitForSession(conf.ConnectTimeout); err != nil {
 		kz.Close()
+		if last := kz.dialErrs.get(); last != nil {
+			return nil, fmt.Errorf("kazoo: %v: %w; last error: %w", servers, err, last)
+		}
 		return nil, fmt.Errorf("kazoo: %v: %w", servers, err)
 	}
 	for _, a := range conf.Auth {
@@ -124,6 +137,7 @@ func (kz *Kazoo) waitForSession(timeout time.Duration) error {
 func (kz *Kazoo) Close() error {
 	kz.closeOnce.Do(func() {
 		kz.session.close()
+		kz.dialCancel()
 		kz.conn.Close()
 	})
 	return nil

@@ -13,6 +13,12 @@
 //
 // SIGINT or SIGTERM, -max messages or -timeout stop it; it then commits
 // what it printed and leaves the group before exiting.
+//
+// The security flags (see -help) set TLS to ZooKeeper, the group's digest
+// credentials (with -zk-user the nodes it creates get kazoo.GroupACL of
+// those credentials, as every member of a protected group must), and TLS
+// and SASL/SCRAM to Kafka through sarama.Config; -listener SASL_SSL picks
+// the brokers' secure listener.
 package main
 
 import (
@@ -33,6 +39,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/secflags"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -46,6 +53,7 @@ type options struct {
 	timeout   time.Duration
 	verbose   bool
 	temporary bool // group was generated: delete it on exit
+	sec       *secflags.Flags
 }
 
 func main() {
@@ -79,6 +87,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.max, "max", 0, "exit after this many messages (0: no limit)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "exit after this long (0: no limit)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log the group's activity to standard error")
+	o.sec = secflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -134,6 +143,19 @@ func run(ctx context.Context, o *options, out, logOut io.Writer) error {
 	}
 	servers, chroot := kazoo.ParseConnectionString(o.zookeeper)
 	config.Zookeeper.Chroot = chroot
+	if err := o.sec.ApplyZK(config.Zookeeper); err != nil {
+		return err
+	}
+	if o.sec.ZKUser != "" {
+		pw, err := o.sec.ZKPassword()
+		if err != nil {
+			return err
+		}
+		config.Zookeeper.ACL = kazoo.GroupACL(o.sec.ZKUser, pw)
+	}
+	if err := o.sec.Kafka(config.Config); err != nil {
+		return err
+	}
 
 	group, err := consumergroup.JoinConsumerGroup(o.group, o.topics, servers, config)
 	if err != nil {

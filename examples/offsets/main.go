@@ -15,8 +15,20 @@
 // it has committed offsets for, has claimed partitions of, or whose
 // registered instances subscribe to.
 //
-// It only reads. The exit status is 1 if ZooKeeper or Kafka could not be
-// reached or a named group does not exist.
+// It only reads, unless given -apply-acl. The exit status is 1 if ZooKeeper
+// or Kafka could not be reached or a named group does not exist.
+//
+// Security: -zk-tls-ca/-zk-tls-cert/-zk-tls-key connect to ZooKeeper's TLS
+// port, -zk-user/-zk-password-file add digest credentials, -listener picks
+// the brokers' listener (SASL_SSL, say), -kafka-tls-ca and
+// -sasl-user/-sasl-password-file/-sasl-mechanism set sarama's TLS and SCRAM.
+//
+// -apply-acl SPEC -group NAME sets the access list of every node of the
+// group (see kazoo.Consumergroup.ApplyACL); it is a dry run, listing what
+// would change, unless -dry-run=false:
+//
+//	go run ./examples/offsets -group my-group -zk-user my-group -zk-password-file pw \
+//	    -apply-acl recommended -dry-run=false
 package main
 
 import (
@@ -32,6 +44,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/secflags"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -60,21 +73,50 @@ func main() {
 	group := flag.String("group", "", "consumer group to inspect")
 	all := flag.Bool("all", false, "inspect every consumer group under /consumers")
 	asJSON := flag.Bool("json", false, "print a JSON array of groups instead of a table")
+	aclSpec := flag.String("apply-acl", "", "set this ACL on every node of -group: recommended, open, or `scheme:id:perms,...`")
+	dryRun := flag.Bool("dry-run", true, "with -apply-acl: only list the nodes that would change")
+	sec := secflags.Register(flag.CommandLine)
 	flag.Parse()
 	if (*group == "") == !*all || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "offsets: give exactly one of -group NAME and -all")
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*zookeeper, *group, *asJSON, os.Stdout); err != nil {
+	zkConf, err := sec.ZK()
+	if err == nil && *aclSpec != "" {
+		err = runApplyACL(*zookeeper, zkConf, *group, *aclSpec, sec, *dryRun, os.Stdout)
+	} else if err == nil {
+		kafkaConf := sarama.NewConfig()
+		if err = sec.Kafka(kafkaConf); err == nil {
+			err = run(*zookeeper, zkConf, kafkaConf, *group, *asJSON, os.Stdout)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "offsets:", err)
 		os.Exit(1)
 	}
 }
 
+// runApplyACL is the -apply-acl mode.
+func runApplyACL(zookeeper string, zkConf *kazoo.Config, group, spec string, sec *secflags.Flags, dryRun bool, out io.Writer) error {
+	if group == "" {
+		return errors.New("-apply-acl needs -group")
+	}
+	acl, err := parseACL(spec, sec.ZKUser, sec.ZKPassword)
+	if err != nil {
+		return err
+	}
+	kz, err := kazoo.NewKazooFromConnectionString(zookeeper, zkConf)
+	if err != nil {
+		return err
+	}
+	defer kz.Close()
+	return applyACL(kz, group, acl, dryRun, out)
+}
+
 // run inspects group, or every group when group is "".
-func run(zookeeper, group string, asJSON bool, out io.Writer) error {
-	kz, err := kazoo.NewKazooFromConnectionString(zookeeper, nil)
+func run(zookeeper string, zkConf *kazoo.Config, kafkaConf *sarama.Config, group string, asJSON bool, out io.Writer) error {
+	kz, err := kazoo.NewKazooFromConnectionString(zookeeper, zkConf)
 	if err != nil {
 		return err
 	}
@@ -104,7 +146,7 @@ func run(zookeeper, group string, asJSON bool, out io.Writer) error {
 	if len(brokers) == 0 {
 		return errors.New("no Kafka broker is registered in ZooKeeper")
 	}
-	client, err := sarama.NewClient(brokers, sarama.NewConfig())
+	client, err := sarama.NewClient(brokers, kafkaConf)
 	if err != nil {
 		return fmt.Errorf("connect to Kafka at %v: %w", brokers, err)
 	}

@@ -4,7 +4,9 @@
 //	go run ./examples/producer -topic zkgroup.test.four -n 10
 //
 // The brokers are found in ZooKeeper (/brokers/ids), as the consumers find
-// them. It prints where each message landed.
+// them. It prints where each message landed. The security flags (see
+// -help: TLS to ZooKeeper, -listener SASL_SSL, TLS and SASL/SCRAM to Kafka)
+// apply to every connection it opens.
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/secflags"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -23,15 +26,20 @@ func main() {
 	topic := flag.String("topic", "zkgroup.test.four", "topic to write to")
 	n := flag.Int("n", 10, "number of messages")
 	prefix := flag.String("prefix", "message", "message values are \"<prefix> <i> <time>\"")
+	sec := secflags.Register(flag.CommandLine)
 	flag.Parse()
-	if err := run(*zookeeper, *topic, *n, *prefix); err != nil {
+	if err := run(*zookeeper, *topic, *n, *prefix, sec); err != nil {
 		fmt.Fprintln(os.Stderr, "producer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(zookeeper, topic string, n int, prefix string) error {
-	kz, err := kazoo.NewKazooFromConnectionString(zookeeper, nil)
+func run(zookeeper, topic string, n int, prefix string, sec *secflags.Flags) error {
+	zkConf, err := sec.ZK()
+	if err != nil {
+		return err
+	}
+	kz, err := kazoo.NewKazooFromConnectionString(zookeeper, zkConf)
 	if err != nil {
 		return err
 	}
@@ -45,6 +53,9 @@ func run(zookeeper, topic string, n int, prefix string) error {
 	config.Producer.Return.Successes = true
 	config.Producer.RequiredAcks = sarama.WaitForAll
 	config.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	if err := sec.Kafka(config); err != nil {
+		return err
+	}
 	producer, err := sarama.NewSyncProducer(brokers, config)
 	if err != nil {
 		return fmt.Errorf("connect to Kafka at %v: %w", brokers, err)

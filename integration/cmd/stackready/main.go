@@ -7,6 +7,11 @@
 // through kazoo), answers a metadata request through sarama at the address
 // it registered, and every listed topic exists with a leader for each
 // partition.
+//
+// The security flags (-zk-tls-ca, -listener SASL_SSL, -sasl-user, ...; see
+// -help) make it check the secure mode's TLS ZooKeeper port and SASL_SSL
+// listener instead: every connection it opens, to ZooKeeper and to the
+// brokers, uses them.
 package main
 
 import (
@@ -21,6 +26,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/secflags"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -28,6 +34,7 @@ func main() {
 	zkAddr := flag.String("zookeeper", "127.0.0.1:2181", "ZooKeeper connection string")
 	brokers := flag.Int("brokers", 1, "number of brokers that must be ready")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait")
+	sec := secflags.Register(flag.CommandLine)
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("[stackready] ")
@@ -37,7 +44,17 @@ func main() {
 		log.Fatal(err)
 	}
 	deadline := time.Now().Add(*timeout)
-	if err := run(*zkAddr, *brokers, topics, deadline); err != nil {
+	zkConf, err := sec.ZK()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	cfg.Metadata.Retry.Max = 0
+	if err := sec.Kafka(cfg); err != nil {
+		log.Fatal(err)
+	}
+	if err := run(*zkAddr, zkConf, cfg, *brokers, topics, deadline); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -74,8 +91,8 @@ func retry(deadline time.Time, what string, f func() error) error {
 	}
 }
 
-func run(zkAddr string, want int, topics []topicSpec, deadline time.Time) error {
-	kz, err := kazoo.NewKazooFromConnectionString(zkAddr, nil)
+func run(zkAddr string, zkConf *kazoo.Config, cfg *sarama.Config, want int, topics []topicSpec, deadline time.Time) error {
+	kz, err := kazoo.NewKazooFromConnectionString(zkAddr, zkConf)
 	if err != nil {
 		return err
 	}
@@ -93,9 +110,6 @@ func run(zkAddr string, want int, topics []topicSpec, deadline time.Time) error 
 		return err
 	}
 
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_8_0_0
-	cfg.Metadata.Retry.Max = 0
 	var client sarama.Client
 	err = retry(deadline, "broker metadata", func() error {
 		if client == nil {
