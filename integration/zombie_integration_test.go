@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/tcpproxy"
 	"github.com/zkgroup/kafka/internal/testenv"
 )
@@ -39,6 +38,11 @@ const (
 //     it was cut off, and B resumes exactly at A's last commit.
 func TestIntegrationZombie(t *testing.T) {
 	testenv.Integration(t)
+	runZombie(t, messagesMember)
+}
+
+// runZombie is TestIntegrationZombie with members started by start.
+func runZombie(t *testing.T, start memberStarter) {
 	const (
 		partitions     = int32(8)
 		sessionTimeout = 3 * time.Second
@@ -71,18 +75,12 @@ func TestIntegrationZombie(t *testing.T) {
 	probeInterval := sessionTimeout / 10
 	fenceBound := fenceAfter + probeInterval + slack
 
-	a := joinVia(t, proxy.Addr(), group, topics, cfgA)
-	doneA := consume(t, zombieA, a, l)
-	var b *consumergroup.ConsumerGroup
-	var doneB <-chan struct{}
+	stopA := start(t, proxy.Addr(), group, topics, cfgA, zombieA, l, 0)
+	stopB := func() {}
 	t.Cleanup(func() { // on an early failure: stop everything before the checks of goleak
 		proxy.Restore()
-		closeGroup(t, a)
-		<-doneA
-		if b != nil {
-			closeGroup(t, b)
-			<-doneB
-		}
+		stopA()
+		stopB()
 	})
 
 	// 1. A owns every partition, has consumed a while and committed each.
@@ -114,8 +112,7 @@ func TestIntegrationZombie(t *testing.T) {
 	cutAt := time.Now()
 	proxy.Cut()
 	t.Logf("cut A (%s) off from ZooKeeper after %d deliveries", aID, len(l.snapshot()))
-	b = join(t, group, topics, testConfig())
-	doneB = consume(t, zombieB, b, l)
+	stopB = start(t, testenv.ZKAddr(), group, topics, testConfig(), zombieB, l, 0)
 
 	// The committed offsets are frozen now: A cannot write any more, and B
 	// cannot claim before A's session expires (at least a third of the
@@ -173,13 +170,11 @@ func TestIntegrationZombie(t *testing.T) {
 		return l.missing(topic, counts) == 0
 	})
 	var wg sync.WaitGroup
-	for _, cg := range []*consumergroup.ConsumerGroup{a, b} {
+	for _, stop := range []func(){stopA, stopB} {
 		wg.Add(1)
-		go func() { defer wg.Done(); closeGroup(t, cg) }()
+		go func() { defer wg.Done(); stop() }()
 	}
 	wg.Wait()
-	<-doneA
-	<-doneB
 	obs.close()
 
 	// The figures.
