@@ -32,6 +32,7 @@ func newFakePartitionConsumer(offsets ...int64) *fakePartitionConsumer {
 
 func (pc *fakePartitionConsumer) Messages() <-chan *sarama.ConsumerMessage { return pc.msgs }
 func (pc *fakePartitionConsumer) Errors() <-chan *sarama.ConsumerError     { return pc.errs }
+func (pc *fakePartitionConsumer) HighWaterMarkOffset() int64               { return 0 }
 
 // A seek puts its target on seekC and only then cancels the hand-over in
 // progress. Pump may take the target from seekC in its blocking select,
