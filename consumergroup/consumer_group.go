@@ -36,6 +36,7 @@ type ConsumerGroup struct {
 	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
+	sink     claimSink // where workers hand messages; nil: messages
 	errors   chan error
 	stopper  chan struct{} // closed by Close
 	done     chan struct{} // closed when the manage loop has stopped every partition
@@ -63,15 +64,28 @@ func JoinConsumerGroup(name string, topics []string, zookeeper []string, config 
 // joinGroup is JoinConsumerGroup; runFence false leaves the session fence
 // idle, so tests can drive the delivery gate themselves.
 func joinGroup(name string, topics []string, zookeeper []string, config *Config, runFence bool) (*ConsumerGroup, error) {
+	return joinGroupWith(name, topics, zookeeper, config, joinOptions{runFence: runFence})
+}
+
+// joinOptions are joinGroupWith's choices beyond JoinConsumerGroup's
+// arguments.
+type joinOptions struct {
+	runFence bool      // false: the session fence stays idle (tests)
+	sink     claimSink // nil: Messages()
+}
+
+// joinGroupWith is joinGroup with a sink for the claimed partitions'
+// messages (Consume's claims).
+func joinGroupWith(name string, topics []string, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
 	if err := validateJoinArgs(name, topics, zookeeper); err != nil {
 		return nil, err
 	}
-	return startGroup(name, topics, nil, zookeeper, config, runFence)
+	return startGroup(name, topics, nil, zookeeper, config, opts)
 }
 
-// startGroup is joinGroup after the arguments were validated: it consumes
+// startGroup is joinGroupWith after the arguments were validated: it consumes
 // topics, or the topics filter matches when filter is not nil.
-func startGroup(name string, topics []string, filter *topicFilter, zookeeper []string, config *Config, runFence bool) (*ConsumerGroup, error) {
+func startGroup(name string, topics []string, filter *topicFilter, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
 	if config == nil {
 		config = NewConfig()
 	}
@@ -98,6 +112,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 		stopper:  make(chan struct{}),
 		done:     make(chan struct{}),
 		gate:     newDeliveryGate(),
+		sink:     opts.sink,
 	}
 	if err := cg.connect(servers, &zkConf); err != nil {
 		cg.teardown()
@@ -110,7 +125,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
-	if runFence {
+	if opts.runFence {
 		go fence.run()
 	}
 	go cg.manage(fence)

@@ -67,12 +67,38 @@
 //     + 1.5 x the session timeout even if nobody reads either channel and
 //     ZooKeeper is out of reach.
 //
+// # Two ways to consume
+//
+// JoinConsumerGroup is upstream's API: every owned partition's messages
+// arrive on one Messages() channel, marked with CommitUpto.
+// NewConsumerGroup is sarama's: a HandlerGroup (a sarama.ConsumerGroup)
+// whose Consume runs a sarama.ConsumerGroupHandler, with a channel and a
+// ConsumeClaim goroutine per claimed partition, marked through the
+// session's MarkMessage or MarkOffset. A handler written for
+// sarama.NewConsumerGroup runs on it unchanged. Both sit on the same
+// partition workers: claims, the session fence, drains, fenced commits and
+// releases behave identically, and every guarantee below holds for both;
+// the handler's channels are unbuffered like Messages().
+//
+// Mapped onto sarama's session lifecycle, a Consume call is one session
+// (one member registration): Setup once, before any claim delivers;
+// ConsumeClaim once per claim; Cleanup once every ConsumeClaim has
+// returned, before the last commits. Rebalances are cooperative, as under
+// sarama's cooperative protocol: only the claims of partitions that move
+// end (their channel closes), the others keep running, and Consume does
+// not return. Claims() and GenerationID() change with each claim that
+// starts or ends; the generation is this member's count, as the group has
+// none. ResetOffset moves a partition's mark back (committed although
+// lower, and undone by a later mark), without moving consumption, as
+// sarama's does.
+//
 // # Guarantees
 //
 //   - At-least-once delivery: a message's offset is committed only after the
 //     application marked it (or a later message of its partition).
 //   - A committed offset never decreases, except by an explicit reset
-//     (Offsets.ResetOffsets, or an operator writing the offset node). A
+//     (Offsets.ResetOffsets, a session's ResetOffset, or an operator
+//     writing the offset node). A
 //     reset through kazoo bumps each partition's epoch with the deletion, so
 //     an owner's commit in flight is refused rather than written over it.
 //   - Every commit has an exact outcome: one whose reply was lost (a dropped
@@ -105,9 +131,10 @@
 //     operator reset), the group drops its pending marks, resumes at the
 //     stored offset and reports an *OffsetConflictError; it never overwrites
 //     the new value.
-//   - Messages() is unbuffered: a message is handed over only when the
-//     application takes it, so a partition that moves strands no buffer of
-//     messages for the next owner to deliver again.
+//   - Messages() (and each claim's channel) is unbuffered: a message is
+//     handed over only when the application takes it, so a partition that
+//     moves strands no buffer of messages for the next owner to deliver
+//     again.
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged.
 //   - A gained partition delivers its first message within milliseconds of

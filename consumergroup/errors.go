@@ -158,6 +158,18 @@ func validateJoinArgs(name string, topics []string, zookeeper []string) error {
 		seen[t] = true
 	}
 
+	return errors.Join(append(errs, validateZookeeperArg(zookeeper)...)...)
+}
+
+// validateGroupArgs is validateJoinArgs without topics (NewConsumerGroup:
+// they come with each Consume).
+func validateGroupArgs(name string, zookeeper []string) error {
+	return errors.Join(append([]error{validateGroupName(name)}, validateZookeeperArg(zookeeper)...)...)
+}
+
+// validateZookeeperArg checks the list of ZooKeeper addresses.
+func validateZookeeperArg(zookeeper []string) []error {
+	var errs []error
 	if len(zookeeper) == 0 {
 		errs = append(errs, ErrNoZookeeper)
 	}
@@ -166,7 +178,7 @@ func validateJoinArgs(name string, topics []string, zookeeper []string) error {
 			errs = append(errs, fmt.Errorf("%w: zookeeper[%d] is empty", ErrNoZookeeper, i))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // validateGroupName accepts any name that is a single ZooKeeper path

@@ -106,6 +106,17 @@ func (o *ownedOffsets) mark(m *sarama.ConsumerMessage, offset int64) bool {
 	return o.tracker.MarkOffsetAt(offset, gen)
 }
 
+// rewind moves the mark back to next, the next offset to consume (a
+// session's ResetOffset): committed at the next commit although lower than
+// what is stored. Refused while a restart is pending or after the claim
+// was lost, and for a next above the current mark.
+func (o *ownedOffsets) rewind(next int64) bool {
+	if o.seeking.Load() || o.lost.Load() {
+		return false
+	}
+	return o.tracker.Rewind(next)
+}
+
 // restart moves the partition to offset (negative: none stored, start at
 // Offsets.Initial), dropping pending marks. Called by the worker.
 func (o *ownedOffsets) restart(offset int64) {
@@ -430,6 +441,18 @@ func (om *zookeeperOffsetManager) markMessage(m *sarama.ConsumerMessage) bool {
 		return false
 	}
 	return o.mark(m, m.Offset)
+}
+
+// resetOffset rewinds the mark of a tracked partition to next (see
+// ownedOffsets.rewind).
+func (om *zookeeperOffsetManager) resetOffset(topic string, partition int32, next int64) bool {
+	om.mu.RLock()
+	o := om.parts[topicPartition{topic, partition}]
+	om.mu.RUnlock()
+	if o == nil {
+		return false
+	}
+	return o.rewind(next)
 }
 
 // Flush implements OffsetManager.

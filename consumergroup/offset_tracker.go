@@ -15,7 +15,9 @@ import (
 // Three parties use it:
 //   - the partition consumer calls Delivered after each message handed to
 //     the application;
-//   - the application, through CommitUpto, calls MarkOffset;
+//   - the application, through CommitUpto (or a session's MarkMessage and
+//     MarkOffset), calls MarkOffset, and through a session's ResetOffset,
+//     Rewind;
 //   - the commit loop calls Pending, commits, then Committed; it calls Reset
 //     after an offset conflict or a seek. Committed and Reset are called by
 //     that one goroutine only, so a commit in flight never races a reset.
@@ -27,10 +29,12 @@ type offsetTracker struct {
 	next      int64 // highest marked offset + 1, or the start offset
 	committed int64 // next offset last stored in ZooKeeper
 	// delivered is the highest offset delivered since the start or the last
-	// Reset (-1: none). Only the partition's worker writes it (Delivered,
-	// and Reset, which the worker calls), so Delivered needs no lock; a
-	// drain reads it once the worker stopped delivering.
+	// Reset or Rewind (-1: none). Delivered, called by the partition's
+	// worker only, needs no lock; a Rewind from the application may clear
+	// it meanwhile, and a delivery after that is outstanding, as it should
+	// be. A drain reads it once the worker stopped delivering.
 	delivered atomic.Int64
+	rewound   bool          // Rewind moved next below committed: commit it although it is lower
 	changed   chan struct{} // made by a waiter; closed (and dropped) at the next change
 	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
@@ -107,19 +111,46 @@ func (t *offsetTracker) Delivered(offset int64) {
 func (t *offsetTracker) Pending() (next int64, dirty bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.next, t.next >= 0 && t.next > t.committed
+	return t.next, t.next >= 0 && (t.next > t.committed || t.rewound && t.next != t.committed)
 }
 
 // Committed records that next was stored in ZooKeeper. A value at or below
 // the last committed one is ignored: committed offsets only move forward,
-// except through Reset.
+// except through Reset, and through Rewind: after a Rewind every commit is
+// recorded as it was written, until one writes the position as it is.
 func (t *offsetTracker) Committed(next int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.rewound {
+		t.committed = next
+		t.rewound = next != t.next
+		t.notifyLocked()
+		return
+	}
 	if next > t.committed {
 		t.committed = next
 		t.notifyLocked()
 	}
+}
+
+// Rewind moves the position back to to, as sarama's ResetOffset does: the
+// next commit stores to even though it is lower than what is stored, and
+// later marks move it forward again as usual (a mark at or above to
+// undoes the rewind). Deliveries so far are forgotten: a rewind declares
+// them unprocessed, so Drain does not wait for their marks; the next owner
+// delivers them again. It is refused (false) for a negative to, or one above
+// the current position; consumption itself does not move.
+func (t *offsetTracker) Rewind(to int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if to < 0 || to > t.next {
+		return false
+	}
+	t.next = to
+	t.rewound = true // also when to is what is stored: a commit in flight may store more
+	t.delivered.Store(-1)
+	t.notifyLocked()
+	return true
 }
 
 // Reset makes to both the next and the committed offset, dropping pending
@@ -131,6 +162,7 @@ func (t *offsetTracker) Reset(to int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next, t.committed = to, to
+	t.rewound = false
 	t.gen.Add(1)
 	t.delivered.Store(-1)
 	t.notifyLocked()

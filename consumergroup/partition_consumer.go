@@ -50,6 +50,10 @@ type partitionWorker struct {
 	started  time.Time     // when the worker started: the claim wait's origin
 	hwm      atomic.Int64  // the partition's high-water mark, as last seen by pump
 
+	// out receives the worker's messages: set once the partition is claimed,
+	// by the group's claimSink (Messages(), or the claim's own channel).
+	out chan<- *sarama.ConsumerMessage
+
 	// handOver is cancelled by seek and lost, so a hand-over blocked on a
 	// reader (or on the fence) gives up at once instead of handing out a
 	// message of a position or a claim that is gone. pump makes a new one
@@ -231,7 +235,11 @@ func (w *partitionWorker) run() {
 	stopWatch := make(chan struct{})
 	defer close(stopWatch) // before the release above: ours is not a loss
 	go w.watchClaim(pc, owned, stopWatch)
-	w.consume(owned, next)
+	sink := w.cg.claimSink()
+	if w.out = sink.open(w, owned, next); w.out != nil {
+		w.consume(owned, next)
+		sink.close(w) // nothing more is handed out: the drain below waits for marks
+	}
 
 	if paused, _, _ := w.cg.gate.state(); paused {
 		// Fenced off from ZooKeeper: waiting for marks and a final commit
@@ -289,6 +297,22 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 // abandoned, with nothing to release).
 func (w *partitionWorker) cooldown() bool {
 	return w.wait(w.cg.config.Claim.RetryCooldown)
+}
+
+// await waits for ready. It returns false, early, when the worker is
+// stopped or its claim is lost (then marking it abandoned, with nothing to
+// release).
+func (w *partitionWorker) await(ready <-chan struct{}) bool {
+	select {
+	case <-ready:
+		return true
+	case <-w.ctx.Done():
+		return false
+	case <-w.lostC:
+		w.abandon.Store(true)
+		w.claimLost.Store(true)
+		return false
+	}
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
@@ -405,7 +429,7 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 	return msgs
 }
 
-// pump hands prefix, then messages from spc, to Messages() until something
+// pump hands prefix, then messages from spc, to the worker's output until something
 // ends it. It returns where to resume and whether to stop instead.
 //
 // While messages are ready it takes them without a full select; the control
@@ -414,6 +438,7 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, stop bool) {
 	last := int64(-1)
 	msgs := spc.Messages()
+	out := w.output()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	handOver := w.newHandOver()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
@@ -459,7 +484,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 			}
 		}
 		w.hwm.Store(spc.HighWaterMarkOffset())
-		delivered, stop := w.deliver(handOver, owned, m, valid)
+		delivered, stop := w.deliver(handOver, out, owned, m, valid)
 		switch {
 		case stop:
 			return 0, true
@@ -499,16 +524,26 @@ func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, 
 	}
 }
 
-// deliver hands m to the application, waiting while the instance is fenced.
+// output is where pump hands messages: out, or Messages() for a worker
+// that was not opened through a sink (tests driving pump directly).
+func (w *partitionWorker) output() chan<- *sarama.ConsumerMessage {
+	if w.out != nil {
+		return w.out
+	}
+	return w.cg.messages
+}
+
+// deliver hands m to the application (on out), waiting while the instance
+// is fenced.
 // It stops the worker (stop) when the session holding the claim is gone:
 // someone else may own the partition by now.
 // ctx is pump's hand-over context: a seek or a loss ends the wait.
-func (w *partitionWorker) deliver(ctx context.Context, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
+func (w *partitionWorker) deliver(ctx context.Context, out chan<- *sarama.ConsumerMessage, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
 	owned.offer(m.Offset)
 	owned.redelivery.offered(m)
 	// valid (the claim's session is the current one) is checked before the
 	// hand-over and again after every pause.
-	delivered, stale := w.cg.gate.sendIf(ctx, w.cg.messages, m, valid)
+	delivered, stale := w.cg.gate.sendIf(ctx, out, m, valid)
 	if stale {
 		w.abandon.Store(true)
 		return false, true

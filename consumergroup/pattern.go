@@ -55,7 +55,7 @@ func JoinConsumerGroupPattern(name, pattern string, zookeeper []string, config *
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return startGroup(name, nil, filter, zookeeper, config, true)
+	return startGroup(name, nil, filter, zookeeper, config, joinOptions{runFence: true})
 }
 
 // topicFilter is this instance's white_list subscription.

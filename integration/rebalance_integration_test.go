@@ -90,6 +90,14 @@ func (o *ownerObserver) lastReleaseBefore(p int32, t time.Time) (time.Time, bool
 // deleted, seen by an observer) to the joiner's first message.
 func TestIntegrationCleanRebalance(t *testing.T) {
 	testenv.Integration(t)
+	// The first consumer processes ~1 ms per message, so each partition
+	// still has a backlog when the second joins.
+	runCleanRebalance(t, messagesMember, time.Millisecond)
+}
+
+// runCleanRebalance is TestIntegrationCleanRebalance with members started
+// by start; the first one holds each message for work.
+func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 	const partitions = 64
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("g")
@@ -102,20 +110,16 @@ func TestIntegrationCleanRebalance(t *testing.T) {
 	owners := observeOwners(t, group, topic, partitions)
 
 	l := newLedger()
-	// The first consumer processes ~1 ms per message, so each partition
-	// still has a backlog when the second joins.
-	a := join(t, group, []string{topic}, nil)
-	aDone := readGroup(a, 1, l, time.Millisecond, func(err error) { t.Logf("a: %v", err) })
+	stopA := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 1, l, work)
+	defer stopA()
 	waitFor(t, 60*time.Second, "a backlog to be processed in part", func() bool { return l.distinct() >= 1000 })
 
 	joined := time.Now()
-	b := join(t, group, []string{topic}, nil)
-	bDone := consume(t, 2, b, l)
+	stopB := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 2, l, 0)
+	defer stopB()
 	waitFor(t, 120*time.Second, "every message", func() bool { return l.distinct() >= total })
-	closeGroup(t, a)
-	closeGroup(t, b)
-	<-aDone
-	<-bDone
+	stopA()
+	stopB()
 
 	if m := l.missing(topic, counts); m != 0 {
 		t.Errorf("%d messages lost", m)

@@ -86,7 +86,7 @@ func TestIntegrationSecureCleanRebalance(t *testing.T) {
 func TestIntegrationSecureZombie(t *testing.T) {
 	s := secureEnv(t)
 	user, pw := testenv.UniqueName("zombie"), randomPassword()
-	runZombie(t, s.zkTLS, func() *consumergroup.Config { return s.groupConfig(t, user, pw) })
+	runZombie(t, s.zkTLS, func() *consumergroup.Config { return s.groupConfig(t, user, pw) }, messagesMember)
 }
 
 // TestIntegrationSecureIntruder: a group of two members protected by its

@@ -39,13 +39,13 @@ const (
 //     it was cut off, and B resumes exactly at A's last commit.
 func TestIntegrationZombie(t *testing.T) {
 	testenv.Integration(t)
-	runZombie(t, testenv.ZKAddr(), testConfig)
+	runZombie(t, testenv.ZKAddr(), testConfig, messagesMember)
 }
 
-// runZombie is the zombie scenario with the members reaching ZooKeeper at
-// zkAddr (A through a proxy in front of it) and configured by newConfig;
-// the observers use the stack's ZK_ADDR.
-func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Config) {
+// runZombie is the zombie scenario with members started by start, reaching
+// ZooKeeper at zkAddr (A through a proxy in front of it) and configured by
+// newConfig; the observers use the stack's ZK_ADDR.
+func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Config, start memberStarter) {
 	const (
 		partitions     = int32(8)
 		sessionTimeout = 3 * time.Second
@@ -78,18 +78,12 @@ func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Conf
 	probeInterval := sessionTimeout / 10
 	fenceBound := fenceAfter + probeInterval + slack
 
-	a := joinVia(t, proxy.Addr(), group, topics, cfgA)
-	doneA := consume(t, zombieA, a, l)
-	var b *consumergroup.ConsumerGroup
-	var doneB <-chan struct{}
+	stopA := start(t, proxy.Addr(), group, topics, cfgA, zombieA, l, 0)
+	stopB := func() {}
 	t.Cleanup(func() { // on an early failure: stop everything before the checks of goleak
 		proxy.Restore()
-		closeGroup(t, a)
-		<-doneA
-		if b != nil {
-			closeGroup(t, b)
-			<-doneB
-		}
+		stopA()
+		stopB()
 	})
 
 	// 1. A owns every partition, has consumed a while and committed each.
@@ -121,8 +115,7 @@ func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Conf
 	cutAt := time.Now()
 	proxy.Cut()
 	t.Logf("cut A (%s) off from ZooKeeper after %d deliveries", aID, len(l.snapshot()))
-	b = joinVia(t, zkAddr, group, topics, newConfig())
-	doneB = consume(t, zombieB, b, l)
+	stopB = start(t, zkAddr, group, topics, newConfig(), zombieB, l, 0)
 
 	// The committed offsets are frozen now: A cannot write any more, and B
 	// cannot claim before A's session expires (at least a third of the
@@ -180,13 +173,11 @@ func runZombie(t *testing.T, zkAddr string, newConfig func() *consumergroup.Conf
 		return l.missing(topic, counts) == 0
 	})
 	var wg sync.WaitGroup
-	for _, cg := range []*consumergroup.ConsumerGroup{a, b} {
+	for _, stop := range []func(){stopA, stopB} {
 		wg.Add(1)
-		go func() { defer wg.Done(); closeGroup(t, cg) }()
+		go func() { defer wg.Done(); stop() }()
 	}
 	wg.Wait()
-	<-doneA
-	<-doneB
 	obs.close()
 
 	// The figures.
