@@ -223,15 +223,17 @@ func (w *partitionWorker) run() {
 		}
 	}()
 
-	next, version, err := w.readOffset()
+	stored, err := w.readOffset()
 	if err != nil {
 		return // ctx ended
 	}
-	owned := w.cg.offsetManager.adopt(w.tp, pc, next, version, w)
+	owned := w.cg.offsetManager.adopt(w.tp, pc, stored.start(), stored.zkVersion, w)
+	owned.kafka.next.Store(stored.kafkaNext)
 	stopWatch := make(chan struct{})
 	defer close(stopWatch) // before the release above: ours is not a loss
 	go w.watchClaim(pc, owned, stopWatch)
-	w.consume(owned, next)
+	w.alignStores(owned, stored)
+	w.consume(owned, stored.start())
 
 	if paused, _, _ := w.cg.gate.state(); paused {
 		// Fenced off from ZooKeeper: waiting for marks and a final commit
@@ -268,18 +270,19 @@ func (w *partitionWorker) exitOnItsOwn() {
 	}
 }
 
-// readOffset reads the committed offset, retrying (and reporting) errors
-// every Claim.RetryCooldown: a corrupt offset node is reported and the
+// readOffset reads the committed offsets from the stores in use, retrying
+// (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
+// or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
+func (w *partitionWorker) readOffset() (storedOffsets, error) {
 	for {
-		next, version, err = w.cg.group.FetchOffsetVersion(w.tp.Topic, w.tp.Partition)
+		stored, err := w.cg.readStored(w.tp)
 		if err == nil {
-			return next, version, nil
+			return stored, nil
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
 		if !w.cooldown() {
-			return 0, 0, context.Canceled
+			return stored, context.Canceled
 		}
 	}
 }
