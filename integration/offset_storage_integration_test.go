@@ -165,3 +165,35 @@ func TestIntegrationOffsetStorageMigration(t *testing.T) {
 	}
 	t.Logf("total: %d produced over %d partitions, %d delivered, %d duplicates", produced, partitions, l.distinct(), l.duplicates())
 }
+
+// TestIntegrationKafkaStorageReset: Offsets.ResetOffsets with kafka storage
+// deletes the group's offsets in Kafka, so the next member starts again at
+// Offsets.Initial (the oldest offset) and commits from there.
+func TestIntegrationKafkaStorageReset(t *testing.T) {
+	testenv.Integration(t)
+	const partitions = 2
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("kreset")
+	produceTo(t, topic, map[int32]int{0: 5, 1: 4})
+
+	first := newLedger()
+	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageKafka))
+	done := consume(t, 0, cg, first)
+	waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
+	closeGroup(t, cg)
+	<-done
+	waitKafkaOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4}, time.Second)
+
+	cfg := storageConfig(consumergroup.OffsetStorageKafka)
+	cfg.Offsets.ResetOffsets = true
+	second := newLedger()
+	cg = join(t, group, []string{topic}, cfg)
+	done = consume(t, 1, cg, second)
+	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
+	closeGroup(t, cg)
+	<-done
+	if d := second.duplicates(); d != 0 {
+		t.Errorf("%d duplicates after the reset", d)
+	}
+	waitKafkaOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4}, time.Second)
+}
