@@ -100,7 +100,7 @@ func groupCommandLib(t testing.TB) string {
 		cache = filepath.Join("..", "integration", ".cache")
 	}
 	lib := filepath.Join(cache, "lib")
-	if jars, _ := filepath.Glob(filepath.Join(lib, "kafka-tools-*.jar")); len(jars) == 0 {
+	if jars, _ := filepath.Glob(filepath.Join(lib, "kafka-tools-[0-9]*.jar")); len(jars) == 0 {
 		t.Skipf("no kafka-tools jar in %s (set STACK_CACHE): it holds ConsumerGroupCommand; integration/stack/pom.xml lists it, "+
 			"so a cache fetched by stack.sh since has it (delete %s/.complete to fetch again)", lib, lib)
 	}
