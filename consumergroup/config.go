@@ -91,8 +91,20 @@ type Config struct {
 		CommitInterval time.Duration
 
 		// ResetOffsets deletes the group's stored offsets when joining, so
-		// consumption restarts at Initial. Default false.
+		// consumption restarts at Initial: in ZooKeeper, and with Storage
+		// kafka or dual also the group's offsets in Kafka. Default false.
 		ResetOffsets bool
+
+		// Storage is where offsets are committed and read:
+		// OffsetStorageZookeeper ("zookeeper", the default: ZooKeeper's
+		// /consumers/<group>/offsets, as upstream), OffsetStorageKafka
+		// ("kafka": Kafka's committed offsets of the group, which Kafka's
+		// tools and broker-coordinated consumers read) or OffsetStorageDual
+		// ("dual": both, ZooKeeper first, each partition starting at the
+		// higher of the two; the step between the other two in a rolling
+		// migration). ZooKeeper coordinates the group whatever the storage.
+		// Default "zookeeper".
+		Storage OffsetStorage
 	}
 
 	// Claim configures the claim loop that takes ownership of each partition
@@ -172,6 +184,7 @@ func NewConfig() *Config {
 	c.Offsets.Initial = DefaultInitialOffset
 	c.Offsets.ProcessingTimeout = DefaultProcessingTimeout
 	c.Offsets.CommitInterval = DefaultCommitInterval
+	c.Offsets.Storage = DefaultOffsetStorage
 	c.Claim.InitialInterval = DefaultClaimInitialInterval
 	c.Claim.MaxInterval = DefaultClaimMaxInterval
 	c.Claim.RetryCooldown = DefaultClaimRetryCooldown
@@ -214,6 +227,10 @@ func (c *Config) Validate() error {
 	}
 	if c.Offsets.CommitInterval < 0 {
 		bad("Offsets.CommitInterval", "must be >= 0 (0 disables periodic commits), got %s", c.Offsets.CommitInterval)
+	}
+	if !c.Offsets.Storage.valid() {
+		bad("Offsets.Storage", "must be %q, %q or %q, got %q",
+			OffsetStorageZookeeper, OffsetStorageKafka, OffsetStorageDual, string(c.Offsets.Storage))
 	}
 
 	switch {

@@ -33,6 +33,7 @@ type ConsumerGroup struct {
 	fetcher  *firstFetcher
 
 	offsetManager *zookeeperOffsetManager
+	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
 	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
@@ -159,6 +160,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
 	}
 	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
+		return fmt.Errorf("consumergroup: %w", err)
+	}
+	if err := cg.openKafkaOffsets(); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 

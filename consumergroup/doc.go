@@ -92,6 +92,43 @@
 // lower, and undone by a later mark), without moving consumption, as
 // sarama's does.
 //
+// # Offset storage and migration to Kafka
+//
+// Offsets.Storage chooses where offsets are committed and read: ZooKeeper
+// (the default, as above), Kafka's committed offsets of the group ("kafka"),
+// or both ("dual"). ZooKeeper coordinates the group whatever the storage:
+// registrations, claims, epochs and the session fence work as described
+// here. Kafka commits are standalone commits (generation -1, no member ID)
+// sent to the group coordinator, so Kafka's tools (kafka-consumer-groups.sh
+// --describe) show the group's offsets and lag, and a broker-coordinated
+// consumer with the same group ID can take over from them.
+//
+// To move a running group, restart its instances one at a time with
+// "dual", then, once all run dual, one at a time with "kafka". A dual
+// instance commits to ZooKeeper first, fenced by the claim, then to Kafka,
+// and starts a claimed partition at the higher of the two stored offsets
+// (writing it to the store that was behind), as Kafka's own
+// dual.commit.enabled migration did; so zookeeper and dual instances, then
+// dual and kafka instances, can share the group during each roll without
+// losing a message or delivering one twice. A zookeeper instance and a kafka
+// instance must not share a group: each reads an offset the other does not
+// write. A kafka instance reads its start offset from Kafka, falling back to
+// Offsets.Initial.
+//
+// A Kafka commit is made only while the claim holds as far as the instance
+// knows: the claim watch has not seen it end, the ZooKeeper session holding
+// it is the current one, and the session fence is not paused; this is
+// checked immediately before the request is sent. Kafka cannot check the
+// epoch itself, so unlike a ZooKeeper commit the check and the write are
+// not one atomic step: a commit already sent when the claim moves can land
+// after the new owner's first commit. It holds only an offset this
+// instance marked, so no message is skipped, but it may move the offset
+// back until the new owner commits again (messages delivered again), or
+// undo a reset made at that moment. Offsets unchanged for an hour are
+// committed again, since Kafka expires the offsets of a group without
+// broker-coordinated members offsets.retention.minutes after their last
+// commit.
+//
 // # Guarantees
 //
 //   - At-least-once delivery: a message's offset is committed only after the

@@ -76,6 +76,7 @@ type ownedOffsets struct {
 	redelivery redelivery  // after a backward seek: marks must name the redelivered message
 	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
 	lost       atomic.Bool // the epoch moved: never commit again
+	kafka      kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
 }
 
 // offer records that offset is about to be handed to the application: from
@@ -131,7 +132,8 @@ func (o *ownedOffsets) restart(offset int64) {
 type zookeeperOffsetManager struct {
 	cg          *ConsumerGroup
 	config      OffsetManagerConfig
-	concurrency int // commits in flight at once; 0: maxConcurrentCommits
+	concurrency int           // commits in flight at once; 0: maxConcurrentCommits
+	storage     OffsetStorage // Offsets.Storage; "" acts as zookeeper
 
 	mu    sync.RWMutex
 	parts map[topicPartition]*ownedOffsets
@@ -156,6 +158,9 @@ func newZookeeperOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) *
 		closing: make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
+	if cg != nil && cg.config != nil {
+		om.storage = cg.config.Offsets.Storage
+	}
 	go om.commitLoop()
 	return om
 }
@@ -166,6 +171,7 @@ func newZookeeperOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) *
 func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionClaim, next int64, version int32, w *partitionWorker) *ownedOffsets {
 	o := &ownedOffsets{tp: tp, tracker: newOffsetTracker(next), claim: c, worker: w, version: version}
 	o.maxOffered.Store(-1)
+	o.kafka.next.Store(-1)
 	om.mu.Lock()
 	om.parts[tp] = o
 	om.publishLocked()
@@ -242,10 +248,11 @@ func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duratio
 	return err
 }
 
-// commit writes o's marked offset if it moved, fenced by o's claim. It
-// resolves the two refusals itself: a moved epoch marks the
-// partition lost and stops its worker; a conflict adopts the stored offset,
-// drops pending marks, seeks the worker and reports an *OffsetConflictError.
+// commit writes o's marked offset if it moved, fenced by o's claim, to the
+// stores Offsets.Storage names (see commitKafka for Kafka's). It resolves
+// the two refusals of ZooKeeper itself: a moved epoch marks the partition
+// lost and stops its worker; a conflict adopts the stored offset, drops
+// pending marks, seeks the worker and reports an *OffsetConflictError.
 func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
@@ -253,9 +260,28 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 		return nil
 	}
 	next, dirty := o.tracker.Pending()
-	if !dirty {
-		return nil
+	storage := om.storage
+	if !storage.usesZookeeper() {
+		if !dirty {
+			// Written again only when kafkaRefresh has passed.
+			return om.commitKafka(o, o.tracker.committedOffset(), false)
+		}
+		return om.commitKafka(o, next, true)
 	}
+	if dirty {
+		if err := om.commitZookeeper(o, next); err != nil {
+			return err
+		}
+	}
+	if storage == OffsetStorageDual {
+		// Kafka follows what ZooKeeper holds, catching up after a failure.
+		return om.commitKafka(o, o.tracker.committedOffset(), false)
+	}
+	return nil
+}
+
+// commitZookeeper commits next, which is pending, to ZooKeeper.
+func (om *zookeeperOffsetManager) commitZookeeper(o *ownedOffsets, next int64) error {
 	if o.claim == nil {
 		if err := om.cg.group.CommitOffset(o.tp.Topic, o.tp.Partition, next); err != nil {
 			return newPartitionError(o.tp.Topic, o.tp.Partition, err)
@@ -268,6 +294,7 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 		if !again {
 			return err
 		}
+		var dirty bool
 		if next, dirty = o.tracker.Pending(); !dirty {
 			return nil
 		}
@@ -371,7 +398,7 @@ func (om *zookeeperOffsetManager) commitEach() []error {
 		sem  = make(chan struct{}, limit)
 	)
 	for _, o := range om.snapshot() {
-		if _, dirty := o.tracker.Pending(); !dirty {
+		if !om.hasWork(o) {
 			continue
 		}
 		sem <- struct{}{}
@@ -416,12 +443,13 @@ func (om *zookeeperOffsetManager) commitLoop() {
 // InitializePartition implements OffsetManager for callers outside the
 // group's own partition consumers: unfenced tracking, as upstream.
 func (om *zookeeperOffsetManager) InitializePartition(topic string, partition int32) (int64, error) {
-	next, version, err := om.cg.group.FetchOffsetVersion(topic, partition)
+	st, err := om.cg.readStored(topicPartition{topic, partition})
 	if err != nil {
 		return -1, err
 	}
-	om.adopt(topicPartition{topic, partition}, nil, next, version, nil)
-	return next, nil
+	o := om.adopt(topicPartition{topic, partition}, nil, st.start(), st.zkVersion, nil)
+	o.kafka.next.Store(st.kafkaNext)
+	return st.start(), nil
 }
 
 // MarkAsProcessed implements OffsetManager.

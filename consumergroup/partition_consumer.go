@@ -227,17 +227,19 @@ func (w *partitionWorker) run() {
 		}
 	}()
 
-	next, version, err := w.readOffset()
+	stored, err := w.readOffset()
 	if err != nil {
 		return // ctx ended
 	}
-	owned := w.cg.offsetManager.adopt(w.tp, pc, next, version, w)
+	owned := w.cg.offsetManager.adopt(w.tp, pc, stored.start(), stored.zkVersion, w)
+	owned.kafka.next.Store(stored.kafkaNext)
 	stopWatch := make(chan struct{})
 	defer close(stopWatch) // before the release above: ours is not a loss
 	go w.watchClaim(pc, owned, stopWatch)
+	w.alignStores(owned, stored)
 	sink := w.cg.claimSink()
-	if w.out = sink.open(w, owned, next); w.out != nil {
-		w.consume(owned, next)
+	if w.out = sink.open(w, owned, stored.start()); w.out != nil {
+		w.consume(owned, stored.start())
 		sink.close(w) // nothing more is handed out: the drain below waits for marks
 	}
 
@@ -276,18 +278,19 @@ func (w *partitionWorker) exitOnItsOwn() {
 	}
 }
 
-// readOffset reads the committed offset, retrying (and reporting) errors
-// every Claim.RetryCooldown: a corrupt offset node is reported and the
+// readOffset reads the committed offsets from the stores in use, retrying
+// (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
+// or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
+func (w *partitionWorker) readOffset() (storedOffsets, error) {
 	for {
-		next, version, err = w.cg.group.FetchOffsetVersion(w.tp.Topic, w.tp.Partition)
+		stored, err := w.cg.readStored(w.tp)
 		if err == nil {
-			return next, version, nil
+			return stored, nil
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
 		if !w.cooldown() {
-			return 0, 0, context.Canceled
+			return stored, context.Canceled
 		}
 	}
 }
