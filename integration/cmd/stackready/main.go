@@ -2,11 +2,14 @@
 // its test topics. integration/stack.sh runs it after starting the servers:
 //
 //	stackready -zookeeper 127.0.0.1:2181 -brokers 1 topic:partitions ...
+//	stackready -zookeeper 127.0.0.1:2181 -bootstrap 127.0.0.1:9092 -brokers 1 topic:partitions ...
 //
 // Ready means: every expected broker is registered under /brokers/ids (read
 // through kazoo), answers a metadata request through sarama at the address
 // it registered, and every listed topic exists with a leader for each
-// partition.
+// partition. With -bootstrap (a cluster in KRaft mode, which registers
+// nothing in ZooKeeper) the brokers are found through a metadata request to
+// those addresses instead, and ZooKeeper must only answer.
 package main
 
 import (
@@ -28,6 +31,7 @@ func main() {
 	zkAddr := flag.String("zookeeper", "127.0.0.1:2181", "ZooKeeper connection string")
 	brokers := flag.Int("brokers", 1, "number of brokers that must be ready")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait")
+	bootstrap := flag.String("bootstrap", "", "comma-separated broker addresses: read the brokers from Kafka's metadata, not from ZooKeeper (KRaft mode)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("[stackready] ")
@@ -37,7 +41,11 @@ func main() {
 		log.Fatal(err)
 	}
 	deadline := time.Now().Add(*timeout)
-	if err := run(*zkAddr, *brokers, topics, deadline); err != nil {
+	var seeds []string
+	if *bootstrap != "" {
+		seeds = strings.Split(*bootstrap, ",")
+	}
+	if err := run(*zkAddr, seeds, *brokers, topics, deadline); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -74,21 +82,31 @@ func retry(deadline time.Time, what string, f func() error) error {
 	}
 }
 
-func run(zkAddr string, want int, topics []topicSpec, deadline time.Time) error {
+// run checks the stack. Without bootstrap addresses the brokers are those
+// registered in ZooKeeper; with them (KRaft mode), ZooKeeper must only
+// answer a read, and the brokers come from Kafka's metadata.
+func run(zkAddr string, bootstrap []string, want int, topics []topicSpec, deadline time.Time) error {
 	kz, err := kazoo.NewKazooFromConnectionString(zkAddr, nil)
 	if err != nil {
 		return err
 	}
 	defer kz.Close()
 
-	var addrs []string
-	err = retry(deadline, "brokers registered in ZooKeeper", func() error {
-		addrs, err = kz.BrokerList()
-		if err == nil && len(addrs) < want {
-			err = fmt.Errorf("%d of %d brokers registered", len(addrs), want)
-		}
-		return err
-	})
+	addrs := bootstrap
+	if len(bootstrap) == 0 {
+		err = retry(deadline, "brokers registered in ZooKeeper", func() error {
+			addrs, err = kz.BrokerList()
+			if err == nil && len(addrs) < want {
+				err = fmt.Errorf("%d of %d brokers registered", len(addrs), want)
+			}
+			return err
+		})
+	} else {
+		err = retry(deadline, "ZooKeeper answers", func() error {
+			_, err := kz.Consumergroups()
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -156,7 +174,11 @@ func run(zkAddr string, want int, topics []topicSpec, deadline time.Time) error 
 			return err
 		}
 	}
-	fmt.Fprintf(os.Stderr, "[stackready] %d broker(s) at %s answer metadata; %d topic(s) ready\n",
-		len(client.Brokers()), strings.Join(addrs, ","), len(topics))
+	source := "registered in ZooKeeper"
+	if len(bootstrap) > 0 {
+		source = "found through Kafka's metadata (KRaft)"
+	}
+	fmt.Fprintf(os.Stderr, "[stackready] %d broker(s) %s at %s answer metadata; %d topic(s) ready\n",
+		len(client.Brokers()), source, strings.Join(addrs, ","), len(topics))
 	return nil
 }
