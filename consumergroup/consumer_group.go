@@ -127,7 +127,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	}
 	brokers := cg.config.Kafka.Brokers
 	if len(brokers) == 0 { // upstream's way: the brokers registered in ZooKeeper
-		if brokers, err = cg.kazoo.BrokerList(); err != nil {
+		if brokers, err = cg.kazoo.BrokerList(); err != nil && !errors.Is(err, kazoo.ErrNoNode) {
 			return fmt.Errorf("consumergroup: list brokers: %w", err)
 		}
 		if len(brokers) == 0 {

@@ -59,8 +59,14 @@ func produce(t testing.TB, topic string, n int) map[int32]int64 {
 	return counts
 }
 
+// kraftRefresh is Kafka.RefreshInterval in the tests on a KRaft stack:
+// short, so topology changes show up quickly.
+const kraftRefresh = time.Second
+
 // testConfig is the group config the integration tests use: short timeouts
-// so rebalances and closes are quick, frequent commits.
+// so rebalances and closes are quick, frequent commits. On a KRaft stack
+// (testenv.KRaft) it reads the cluster's metadata from Kafka, every
+// kraftRefresh, since ZooKeeper has none.
 func testConfig() *consumergroup.Config {
 	cfg := consumergroup.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
@@ -68,6 +74,10 @@ func testConfig() *consumergroup.Config {
 	cfg.Offsets.ProcessingTimeout = 5 * time.Second
 	cfg.Offsets.CommitInterval = 100 * time.Millisecond
 	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	if testenv.KRaft() {
+		cfg.Kafka.Brokers = testenv.KafkaAddrs()
+		cfg.Kafka.RefreshInterval = kraftRefresh
+	}
 	if os.Getenv("ZKGROUP_DEBUG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
