@@ -50,6 +50,10 @@ func produce(t testing.TB, topic string, n int) map[int32]int64 {
 			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
 		}
 		if err := p.SendMessages(msgs); err != nil {
+			var pe sarama.ProducerErrors
+			if errors.As(err, &pe) && len(pe) > 0 {
+				t.Fatalf("produce to %s: %v (first: partition %d: %v)", topic, err, pe[0].Msg.Partition, pe[0].Err)
+			}
 			t.Fatalf("produce to %s: %v", topic, err)
 		}
 		for _, m := range msgs {
