@@ -104,7 +104,7 @@ func TestIntegrationKRaftTopicCreatedAfterJoin(t *testing.T) {
 		}
 		return false
 	})
-	time.Sleep(2 * kraftRefresh) // two refreshes ask for the topic
+	time.Sleep(2 * kraftRefresh)     // two refreshes ask for the topic
 	testenv.CreateTopic(t, topic, 2) // fails if the group's requests created it
 	created := time.Now()
 	counts := produce(t, topic, 100)

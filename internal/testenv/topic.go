@@ -10,8 +10,9 @@ import (
 // CreateTopic creates topic name with the given number of partitions
 // (replication factor 1) on the stack, waits up to 30 s until every
 // partition has a leader that serves it, and deletes the topic when the
-// test ends. It fails the test if the topic exists already: for a topic that must not exist
-// before the test, that means something auto-created it.
+// test ends. It fails the test if the topic exists already: for a topic
+// that must not exist before the test, that means something auto-created
+// it.
 func CreateTopic(t testing.TB, name string, partitions int32) {
 	t.Helper()
 	cfg := sarama.NewConfig()
