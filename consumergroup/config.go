@@ -64,10 +64,10 @@ const maxSelfFenceFraction = 0.6
 
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
 // sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session,
-// Kafka and Assignment and a Logger. Build it with NewConfig, change what you need, and
-// pass it to JoinConsumerGroup, which calls Validate. Every field's default
-// is the one NewConfig sets; Validate never replaces an invalid value with a
-// default, it reports it.
+// Kafka and Assignment and a Logger. Build it with NewConfig, change what
+// you need, and pass it to JoinConsumerGroup, which calls Validate. Every
+// field's default is the one NewConfig sets; Validate never replaces an
+// invalid value with a default, it reports it.
 type Config struct {
 	// Config is the sarama configuration of the Kafka consumer. Default
 	// sarama.NewConfig(). Must not be nil; Validate calls its Validate.

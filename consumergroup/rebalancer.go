@@ -70,8 +70,8 @@ func (v view) has(id string) bool {
 // manage is the group's one coordination loop: it watches the registered
 // instances, their registrations and each topic's partitions (or, with
 // Kafka.Brokers set, hears of changes to the partitions from the Kafka
-// topic source), computes this
-// instance's assignment, and starts or stops only the partitions that move.
+// topic source), computes this instance's assignment, and starts or stops
+// only the partitions that move.
 // It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer close(cg.done)
@@ -226,9 +226,9 @@ func (cg *ConsumerGroup) reregister() error {
 
 // readView reads the instances, their registrations and the partitions
 // (from the group's topic source: ZooKeeper or Kafka), arming watches that
-// are not armed yet. The registrations are read again
-// on every call (one read per instance), so a join, a leave or a changed
-// subscription all lead to an assignment computed from fresh ones.
+// are not armed yet. The registrations are read again on every call (one
+// read per instance), so a join, a leave or a changed subscription all lead
+// to an assignment computed from fresh ones.
 func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool) (view, error) {
 	var v view
 	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
