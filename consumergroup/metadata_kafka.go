@@ -33,7 +33,7 @@ type kafkaTopics struct {
 	interval time.Duration
 	log      *slog.Logger
 	report   func(error)
-	release  func() // called by close after the goroutine ended; may be nil
+	release  func() // closes what fetch uses; called by close; may be nil
 
 	mu       sync.Mutex
 	snapshot map[string]topicMetadata // the last answer, by topic
@@ -87,10 +87,12 @@ func (k *kafkaTopics) changed() <-chan struct{} { return k.wake }
 func (k *kafkaTopics) close() {
 	k.stopOnce.Do(func() {
 		close(k.stop)
-		<-k.done
+		// Closing the client first fails a request in flight at once, so a
+		// broker that does not answer cannot hold Close up.
 		if k.release != nil {
 			k.release()
 		}
+		<-k.done
 	})
 }
 

@@ -276,3 +276,32 @@ func TestSaramaMetadataNeverCreatesTopics(t *testing.T) {
 		t.Fatalf("request %+v: want topics [a] with AllowAutoTopicCreation false", reqs[0])
 	}
 }
+
+// TestKafkaTopicsCloseFailsARequestInFlight: close releases the client
+// before waiting for the refresh goroutine, so a broker that does not
+// answer cannot hold Close up.
+func TestKafkaTopicsCloseFailsARequestInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		calls := 0
+		fetch := func([]string) (*sarama.MetadataResponse, error) {
+			calls++
+			if calls == 1 {
+				return answer(map[string][]int32{"a": {1}}, nil), nil
+			}
+			<-unblock // a broker that never answers, until its client closes
+			return nil, sarama.ErrClosedClient
+		}
+		k, err := newKafkaTopics(fetch, []string{"a"}, true, time.Second, slog.New(slog.DiscardHandler), func(error) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.release = func() { close(unblock) }
+		time.Sleep(time.Second)
+		synctest.Wait() // the second request hangs
+		if calls != 2 {
+			t.Fatalf("%d requests, want the second in flight", calls)
+		}
+		k.close() // returns: synctest reports a deadlock otherwise
+	})
+}
