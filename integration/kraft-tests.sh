@@ -8,7 +8,7 @@
 #
 #   integration/kraft-tests.sh [extra go test flags]
 #
-# Settings: KRAFT_ZK_PORT (2381), KRAFT_KAFKA_PORT (9392; its controller
+# Settings: KRAFT_ZK_PORT (2981), KRAFT_KAFKA_PORT (9892; its controller
 # listens on KRAFT_KAFKA_PORT+100), KRAFT_STACK_DIR
 # (integration/.stack-kraft); STACK_CACHE as for stack.sh (the KRaft jars
 # go to STACK_CACHE/lib-kraft and lib-zookeeper).
@@ -17,8 +17,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit
 
 export KAFKA_MODE=kraft
 export ZK_NODES=1 KAFKA_BROKERS=1
-export ZK_PORT="${KRAFT_ZK_PORT:-2381}"
-export KAFKA_PORT="${KRAFT_KAFKA_PORT:-9392}"
+export ZK_PORT="${KRAFT_ZK_PORT:-2981}"
+export KAFKA_PORT="${KRAFT_KAFKA_PORT:-9892}"
 export KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 100))
 export STACK_DIR="${KRAFT_STACK_DIR:-$PWD/integration/.stack-kraft}"
 
