@@ -42,9 +42,9 @@ func metadataSources() []metadataSource {
 		metadataSource{"kafka metadata, 10s (default)", consumergroup.DefaultKafkaRefreshInterval})
 }
 
-// produceTo sends one message to topic/partition, retrying while the
+// produceOneTo sends one message to topic/partition, retrying while the
 // producer does not know the partition yet.
-func produceTo(t testing.TB, topic string, partition int32) {
+func produceOneTo(t testing.TB, topic string, partition int32) {
 	t.Helper()
 	cfg := saramaConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
@@ -76,7 +76,7 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 	testenv.Integration(t)
 	const rounds = 3
 	topic := newTopic(t, 1)
-	produceTo(t, topic, 0)
+	produceOneTo(t, topic, 0)
 	sources := metadataSources()
 	ledgers := make([]*ledger, len(sources))
 	for i, s := range sources {
@@ -110,7 +110,7 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 			t.Fatalf("add partition %d: %v", r, err)
 		}
 		added := time.Now()
-		produceTo(t, topic, r)
+		produceOneTo(t, topic, r)
 		for i, s := range sources {
 			bound := s.refresh + 5*time.Second
 			waitFor(t, bound+10*time.Second, fmt.Sprintf("%s consuming partition %d", s.name, r), func() bool { _, ok := seen(ledgers[i], r); return ok })
