@@ -42,20 +42,15 @@ func metadataSources() []metadataSource {
 		metadataSource{"kafka metadata, 10s (default)", consumergroup.DefaultKafkaRefreshInterval})
 }
 
-// produceOneTo sends one message to topic/partition, retrying while the
-// producer does not know the partition yet.
+// produceOneTo sends one message to topic/partition, retrying with a new
+// producer (whose metadata is fresh) while the partition is unknown to it.
 func produceOneTo(t testing.TB, topic string, partition int32) {
 	t.Helper()
 	cfg := saramaConfig()
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, _, err := p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("x")})
+		err := sendOne(cfg, topic, partition)
 		if err == nil {
 			return
 		}
@@ -64,6 +59,16 @@ func produceOneTo(t testing.TB, topic string, partition int32) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+func sendOne(cfg *sarama.Config, topic string, partition int32) error {
+	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	_, _, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("x")})
+	return err
 }
 
 // TestIntegrationMetadataPickup: partitions added to a subscribed topic
