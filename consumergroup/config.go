@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -45,7 +46,14 @@ const (
 	// DefaultAssignmentStrategy is Assignment.Strategy's default: upstream's
 	// assignment, so mixed fleets agree during a rolling upgrade.
 	DefaultAssignmentStrategy = StrategyRangeByLeader
+
+	// DefaultKafkaRefreshInterval is Kafka.RefreshInterval's default.
+	DefaultKafkaRefreshInterval = 10 * time.Second
 )
+
+// minKafkaRefreshInterval is the shortest Kafka.RefreshInterval Validate
+// accepts: each refresh is a metadata request to a broker.
+const minKafkaRefreshInterval = 100 * time.Millisecond
 
 // maxSelfFenceFraction is the largest Session.SelfFenceFraction Validate
 // accepts. The earliest expiry comes 0.65 timeouts after the last answered
@@ -55,11 +63,11 @@ const (
 const maxSelfFenceFraction = 0.6
 
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
-// sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session and
-// Assignment and a Logger. Build it with NewConfig, change what you need, and
-// pass it to JoinConsumerGroup, which calls Validate. Every field's default
-// is the one NewConfig sets; Validate never replaces an invalid value with a
-// default, it reports it.
+// sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session,
+// Kafka and Assignment and a Logger. Build it with NewConfig, change what
+// you need, and pass it to JoinConsumerGroup, which calls Validate. Every
+// field's default is the one NewConfig sets; Validate never replaces an
+// invalid value with a default, it reports it.
 type Config struct {
 	// Config is the sarama configuration of the Kafka consumer. Default
 	// sarama.NewConfig(). Must not be nil; Validate calls its Validate.
@@ -161,6 +169,32 @@ type Config struct {
 		SelfFenceFraction float64
 	}
 
+	// Kafka says where the group reads the cluster's metadata: the brokers,
+	// each subscribed topic's partitions and their leaders. It is not named
+	// Metadata because the embedded sarama config has a field of that name.
+	Kafka struct {
+		// Brokers are bootstrap brokers ("host:port"). Empty (the default):
+		// the metadata is read from ZooKeeper (/brokers/ids and
+		// /brokers/topics, watched), as upstream does, which a cluster in
+		// KRaft mode (every Kafka 4 cluster) no longer writes. Set: it is
+		// read from Kafka, through metadata requests to these brokers and
+		// the brokers they list, and ZooKeeper serves only the group's own
+		// nodes (/consumers/<group>/...). Either way the assignment is the
+		// same function of the members and the partitions (and leaders), so
+		// instances of both kinds agree while a group moves over. Each
+		// address must be "host:port".
+		Brokers []string
+
+		// RefreshInterval is how often the subscribed topics' metadata is
+		// read from Kafka when Brokers is set: a topic that appears, added
+		// partitions and moved leaders are seen within this interval (the
+		// ZooKeeper source sees them at once through watches). Each refresh
+		// is one metadata request; the group recomputes the assignment only
+		// when the answer differs from the previous one. Default 10 s. Must
+		// be >= 100 ms.
+		RefreshInterval time.Duration
+	}
+
 	// Assignment configures how partitions are divided between instances.
 	Assignment struct {
 		// Strategy is StrategyRangeByLeader (upstream's assignment) or
@@ -190,6 +224,7 @@ func NewConfig() *Config {
 	c.Claim.RetryCooldown = DefaultClaimRetryCooldown
 	c.Session.SelfFenceFraction = DefaultSelfFenceFraction
 	c.Assignment.Strategy = DefaultAssignmentStrategy
+	c.Kafka.RefreshInterval = DefaultKafkaRefreshInterval
 	return c
 }
 
@@ -260,6 +295,15 @@ func (c *Config) Validate() error {
 	if !c.Assignment.Strategy.valid() {
 		bad("Assignment.Strategy", "must be %q or %q, got %q",
 			StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
+	}
+
+	for i, b := range c.Kafka.Brokers {
+		if host, port, err := net.SplitHostPort(b); err != nil || host == "" || port == "" {
+			bad(fmt.Sprintf("Kafka.Brokers[%d]", i), "must be \"host:port\", got %q", b)
+		}
+	}
+	if c.Kafka.RefreshInterval < minKafkaRefreshInterval {
+		bad("Kafka.RefreshInterval", "must be >= %s, got %s", minKafkaRefreshInterval, c.Kafka.RefreshInterval)
 	}
 
 	return errors.Join(errs...)

@@ -51,6 +51,9 @@ func TestNewConfigDefaults(t *testing.T) {
 	if c.Assignment.Strategy != StrategyRangeByLeader {
 		t.Errorf("Assignment.Strategy = %q", c.Assignment.Strategy)
 	}
+	if len(c.Kafka.Brokers) != 0 || c.Kafka.RefreshInterval != 10*time.Second {
+		t.Errorf("Kafka = %+v, want no brokers (metadata from ZooKeeper, as upstream) and a 10s refresh", c.Kafka)
+	}
 	if c.Logger != nil {
 		t.Error("Logger must default to nil")
 	}
@@ -107,6 +110,8 @@ func TestConfigValidate(t *testing.T) {
 		{"strategy by id", func(c *Config) { c.Assignment.Strategy = StrategyRangeByID }, "", ""},
 		{"fraction small", func(c *Config) { c.Session.SelfFenceFraction = 0.01 }, "", ""},
 		{"fraction at the bound", func(c *Config) { c.Session.SelfFenceFraction = 0.6 }, "", ""},
+		{"kafka brokers", func(c *Config) { c.Kafka.Brokers = []string{"127.0.0.1:9092", "kafka-2.example:9093", "[::1]:9094"} }, "", ""},
+		{"kafka refresh at the bound", func(c *Config) { c.Kafka.RefreshInterval = 100 * time.Millisecond }, "", ""},
 
 		{"nil sarama", func(c *Config) { c.Config = nil }, "Config", "Config (the embedded *sarama.Config) must not be nil"},
 		{"invalid sarama", func(c *Config) { c.ChannelBufferSize = -1 }, "Config", "ChannelBufferSize must be >= 0"},
@@ -135,6 +140,12 @@ func TestConfigValidate(t *testing.T) {
 		{"fraction NaN", func(c *Config) { c.Session.SelfFenceFraction = math.NaN() }, "Session.SelfFenceFraction", "got NaN"},
 		{"strategy empty", func(c *Config) { c.Assignment.Strategy = "" }, "Assignment.Strategy", `Assignment.Strategy must be "range-by-leader" or "range-by-id", got ""`},
 		{"strategy unknown", func(c *Config) { c.Assignment.Strategy = "roundrobin" }, "Assignment.Strategy", `got "roundrobin"`},
+		{"kafka broker empty", func(c *Config) { c.Kafka.Brokers = []string{""} }, "Kafka.Brokers[0]", `Kafka.Brokers[0] must be "host:port", got ""`},
+		{"kafka broker without port", func(c *Config) { c.Kafka.Brokers = []string{"127.0.0.1:9092", "kafka"} }, "Kafka.Brokers[1]", `got "kafka"`},
+		{"kafka broker without host", func(c *Config) { c.Kafka.Brokers = []string{":9092"} }, "Kafka.Brokers[0]", `got ":9092"`},
+		{"kafka broker empty port", func(c *Config) { c.Kafka.Brokers = []string{"kafka:"} }, "Kafka.Brokers[0]", `got "kafka:"`},
+		{"kafka refresh zero", func(c *Config) { c.Kafka.RefreshInterval = 0 }, "Kafka.RefreshInterval", "Kafka.RefreshInterval must be >= 100ms, got 0s"},
+		{"kafka refresh too short", func(c *Config) { c.Kafka.RefreshInterval = 99 * time.Millisecond }, "Kafka.RefreshInterval", "got 99ms"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

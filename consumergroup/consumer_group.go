@@ -31,6 +31,7 @@ type ConsumerGroup struct {
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
 	fetcher  *firstFetcher
+	topicSrc topicSource // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -140,12 +141,15 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.kazoo, err = kazoo.NewKazoo(servers, zkConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
-	brokers, err := cg.kazoo.BrokerList()
-	if err != nil {
-		return fmt.Errorf("consumergroup: list brokers: %w", err)
-	}
-	if len(brokers) == 0 {
-		return fmt.Errorf("consumergroup: no Kafka broker is registered in ZooKeeper under %s/brokers/ids", zkConf.Chroot)
+	brokers := cg.config.Kafka.Brokers
+	if len(brokers) == 0 { // upstream's way: the brokers registered in ZooKeeper
+		if brokers, err = cg.kazoo.BrokerList(); err != nil && !errors.Is(err, kazoo.ErrNoNode) {
+			return fmt.Errorf("consumergroup: list brokers: %w", err)
+		}
+		if len(brokers) == 0 {
+			return fmt.Errorf("consumergroup: no Kafka broker is registered in ZooKeeper under %s/brokers/ids"+
+				" (a cluster in KRaft mode registers none: set Kafka.Brokers)", zkConf.Chroot)
+		}
 	}
 	cg.group = cg.kazoo.Consumergroup(cg.name)
 	if cg.config.Offsets.ResetOffsets {
@@ -164,6 +168,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	}
 	if err := cg.openKafkaOffsets(); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
+	}
+	if err := cg.openTopicSource(); err != nil {
+		return err
 	}
 
 	claimConf := claim.NewConfig()
@@ -191,6 +198,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 
 // teardown closes whatever connect opened.
 func (cg *ConsumerGroup) teardown() {
+	if cg.topicSrc != nil {
+		cg.topicSrc.close()
+	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()
 	}

@@ -13,7 +13,7 @@
 //
 //	/brokers/ids/<id>                          broker registration (read)
 //	/brokers/topics/<t>                        partition map (read, watched)
-//	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read)
+//	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read, watched)
 //	/consumers/<g>/ids/<instance>              EPHEMERAL: one per running instance
 //	/consumers/<g>/owners/<t>/<p>              EPHEMERAL: the owning instance's ID
 //	/consumers/<g>/offsets/<t>/<p>             PERSISTENT: decimal next offset to consume
@@ -22,10 +22,28 @@
 // Only the epochs subtree is new. Offsets stay plain ASCII decimals written
 // with a real set, so tools such as Burrow keep reading them.
 //
+// # Kafka without ZooKeeper (KRaft)
+//
+// A cluster in KRaft mode (every Kafka 4 cluster, and a 3.x cluster after
+// its migration) writes nothing under /brokers. With Config.Kafka.Brokers
+// set, the group reads the brokers, each subscribed topic's partitions and
+// their leaders from Kafka's metadata instead, and uses ZooKeeper only for
+// its own /consumers/<g>/... nodes, which a standalone ZooKeeper can keep.
+// Kafka has no watches, so the metadata is asked for every
+// Kafka.RefreshInterval (default 10 s; one metadata request each, with
+// automatic topic creation off), and the assignment is recomputed only when
+// the answer changed: a topic that appears, added partitions and moved
+// leaders are seen within that interval rather than at once. The
+// assignment is the same function of the members and partitions (and
+// leaders) for both sources, so instances reading ZooKeeper and instances
+// reading Kafka agree while a group moves over (between their refreshes
+// they may see different leaders; see Not guaranteed).
+//
 // # Lifecycle
 //
 //  1. JoinConsumerGroup validates its arguments and the Config, connects to
-//     ZooKeeper, finds the brokers, and registers this instance under
+//     ZooKeeper, finds the brokers (in ZooKeeper, or from Kafka.Brokers), and
+//     registers this instance under
 //     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
 //     JoinConsumerGroupPattern does the same with a white_list registration:
 //     a regular expression over topic names, covering topics created later.
@@ -43,7 +61,9 @@
 //     path, and its instance takes no partition, so the others share
 //     everything between them. The instance
 //     recomputes the assignment whenever an instance joins or leaves, a
-//     registration changes, or a topic's partitions change.
+//     registration changes, or a topic's partitions change (at once from
+//     ZooKeeper's watches, within Kafka.RefreshInterval from Kafka's
+//     metadata).
 //  3. For each partition it gains, it claims the owner node and bumps the
 //     partition's epoch in one transaction, waiting (on a watch, with a
 //     jittered backoff as a fallback) while the previous owner drains, for up
@@ -195,7 +215,9 @@
 //   - Agreement with upstream instances under StrategyRangeByID or when
 //     instances consume different topics (upstream divides every topic
 //     between all instances), or while instances of one group use different
-//     strategies or see different partition leaders: assignments may then overlap or leave gaps for a
+//     strategies or see different partition leaders (which instances reading
+//     Kafka's metadata may, for up to Kafka.RefreshInterval after a leader
+//     moves): assignments may then overlap or leave gaps for a
 //     while; claims stay exclusive, so overlaps wait and gaps are filled once
 //     the views converge.
 //   - Progress while ZooKeeper is unreachable: no partition is claimed,

@@ -68,8 +68,10 @@ func (v view) has(id string) bool {
 }
 
 // manage is the group's one coordination loop: it watches the registered
-// instances, their registrations and each topic's partitions, computes this
-// instance's assignment, and starts or stops only the partitions that move.
+// instances, their registrations and each topic's partitions (or, with
+// Kafka.Brokers set, hears of changes to the partitions from the Kafka
+// topic source), computes this instance's assignment, and starts or stops
+// only the partitions that move.
 // It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer close(cg.done)
@@ -154,6 +156,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		case <-cg.stopper:
 			return
 		case <-ws.wake:
+		case <-cg.topicSrc.changed(): // Kafka's metadata changed
 		case <-cooled:
 		case <-retry:
 		case <-resync.C:
@@ -221,10 +224,11 @@ func (cg *ConsumerGroup) reregister() error {
 	}
 }
 
-// readView reads the instances, their registrations and the partitions,
-// arming watches that are not armed yet. The registrations are read again
-// on every call (one read per instance), so a join, a leave or a changed
-// subscription all lead to an assignment computed from fresh ones.
+// readView reads the instances, their registrations and the partitions
+// (from the group's topic source: ZooKeeper or Kafka), arming watches that
+// are not armed yet. The registrations are read again on every call (one
+// read per instance), so a join, a leave or a changed subscription all lead
+// to an assignment computed from fresh ones.
 func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool) (view, error) {
 	var v view
 	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
@@ -241,19 +245,13 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 	}
 	v.partitions = make(map[string][]PartitionInfo, len(topics))
 	for _, topic := range topics {
-		t := cg.kazoo.Topic(topic)
-		parts, err := watchedRead(ws, "topic/"+topic, t.Partitions, t.WatchPartitions)
-		if errors.Is(err, kazoo.ErrNoNode) {
-			// The topic does not exist (yet): report once, and watch the
-			// topic list so it is picked up when it appears.
+		parts, err := cg.topicSrc.partitions(ws, topic)
+		if mt := (*missingTopicError)(nil); errors.As(err, &mt) {
+			// The topic does not exist (yet): report once; the source wakes
+			// the loop when it appears.
 			if !missing[topic] {
 				missing[topic] = true
-				cg.reportPartition(topic, -1, fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, err))
-			}
-			if !ws.isArmed("topics") {
-				if _, ch, werr := cg.kazoo.WatchTopics(); werr == nil {
-					ws.arm("topics", ch)
-				}
+				cg.reportPartition(topic, -1, fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, mt.err))
 			}
 			continue
 		}
@@ -261,36 +259,9 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 			return v, fmt.Errorf("list partitions of %s: %w", topic, err)
 		}
 		delete(missing, topic)
-		infos := make([]PartitionInfo, 0, len(parts))
-		for _, p := range parts {
-			info := PartitionInfo{ID: p.ID, Leader: -1}
-			if cg.config.Assignment.Strategy == StrategyRangeByLeader {
-				// Leaders are an input of this assignment: watch them, so
-				// every instance recomputes when one moves and their views
-				// agree again at once.
-				leader, err := cg.readLeader(ws, p)
-				if err != nil && !errors.Is(err, kazoo.ErrNoNode) {
-					return v, fmt.Errorf("leader of %s/%d: %w", topic, p.ID, err)
-				}
-				if err == nil {
-					info.Leader = leader
-				}
-			}
-			infos = append(infos, info)
-		}
-		v.partitions[topic] = infos
+		v.partitions[topic] = parts
 	}
 	return v, nil
-}
-
-// readLeader reads a partition's leader, arming a watch on its state node
-// unless one is armed already.
-func (cg *ConsumerGroup) readLeader(ws *watchSet, p *kazoo.Partition) (int32, error) {
-	state, err := watchedRead(ws, fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID), p.State, p.WatchState)
-	if err != nil {
-		return -1, err
-	}
-	return state.Leader, nil
 }
 
 // watchedRead reads through read while key's watch is armed, and otherwise

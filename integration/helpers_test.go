@@ -50,6 +50,10 @@ func produce(t testing.TB, topic string, n int) map[int32]int64 {
 			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
 		}
 		if err := p.SendMessages(msgs); err != nil {
+			var pe sarama.ProducerErrors
+			if errors.As(err, &pe) && len(pe) > 0 {
+				t.Fatalf("produce to %s: %v (first: partition %d: %v)", topic, err, pe[0].Msg.Partition, pe[0].Err)
+			}
 			t.Fatalf("produce to %s: %v", topic, err)
 		}
 		for _, m := range msgs {
@@ -59,8 +63,14 @@ func produce(t testing.TB, topic string, n int) map[int32]int64 {
 	return counts
 }
 
+// kraftRefresh is Kafka.RefreshInterval in the tests on a KRaft stack:
+// short, so topology changes show up quickly.
+const kraftRefresh = time.Second
+
 // testConfig is the group config the integration tests use: short timeouts
-// so rebalances and closes are quick, frequent commits.
+// so rebalances and closes are quick, frequent commits. On a KRaft stack
+// (testenv.KRaft) it reads the cluster's metadata from Kafka, every
+// kraftRefresh, since ZooKeeper has none.
 func testConfig() *consumergroup.Config {
 	cfg := consumergroup.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
@@ -68,6 +78,10 @@ func testConfig() *consumergroup.Config {
 	cfg.Offsets.ProcessingTimeout = 5 * time.Second
 	cfg.Offsets.CommitInterval = 100 * time.Millisecond
 	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	if testenv.KRaft() {
+		cfg.Kafka.Brokers = testenv.KafkaAddrs()
+		cfg.Kafka.RefreshInterval = kraftRefresh
+	}
 	if os.Getenv("ZKGROUP_DEBUG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # stack.sh: the local test stack, a real ZooKeeper (one server, or an
 # ensemble of three) and real Apache Kafka broker(s) in ZooKeeper mode, as
-# plain processes on 127.0.0.1.
+# plain processes on 127.0.0.1. With KAFKA_MODE=kraft: a Kafka 4.x node in
+# KRaft mode (broker and controller in one process, no ZooKeeper) and a
+# standalone ZooKeeper 3.9 that serves only the consumer groups.
 #
 #   integration/stack.sh up        download jars if needed, start ZooKeeper and
 #                                  the broker(s), wait until ready, create topics
@@ -54,6 +56,16 @@
 #     the first `up` into $STACK_DIR/secure; `env` prints where they are.
 # ZooKeeper's digest scheme needs no server setting: clients choose their
 # credentials and the ACLs of the nodes they create.
+#   KAFKA_MODE       zookeeper           zookeeper: Kafka 3.9 registered in
+#                                        ZooKeeper (integration/stack/pom.xml);
+#                                        kraft: Kafka 4.x in KRaft mode
+#                                        (stack/pom-kraft.xml, jars in
+#                                        STACK_CACHE/lib-kraft) beside ZooKeeper
+#                                        3.9 (stack/pom-zookeeper.xml, jars in
+#                                        STACK_CACHE/lib-zookeeper), which holds
+#                                        no broker and no topic; one node, one
+#                                        ZooKeeper server
+#   KAFKA_CONTROLLER_PORT KAFKA_PORT+200 the KRaft controller listener (kraft)
 #
 # Every ZooKeeper server runs with tickTime 500 ms and session timeouts from
 # 1 s to 60 s. The ensemble adds initLimit 10 (a follower has 5 s to sync
@@ -95,8 +107,12 @@ STACK_TIMEOUT="${STACK_TIMEOUT:-120}"
 STACK_SECURE="${STACK_SECURE:-0}"
 ZK_TLS_PORT="${ZK_TLS_PORT:-$((ZK_PORT + 100))}"
 KAFKA_SSL_PORT="${KAFKA_SSL_PORT:-$((KAFKA_PORT + 100))}"
+KAFKA_MODE="${KAFKA_MODE:-zookeeper}"
+KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 200))}"
 
 LIB="$STACK_CACHE/lib"
+LIB_KRAFT="$STACK_CACHE/lib-kraft"
+LIB_ZOOKEEPER="$STACK_CACHE/lib-zookeeper"
 LOGS="$STACK_DIR/logs"
 PIDS="$STACK_DIR/pids"
 CONF="$STACK_DIR/conf"
@@ -107,8 +123,20 @@ log() { printf '[stack %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 [[ "$ZK_NODES" =~ ^[1-9]$ && "$ZK_NODES" != 2 ]] || die "ZK_NODES must be 1 or an ensemble size from 3 to 9, not '$ZK_NODES'"
+[[ "$KAFKA_MODE" == zookeeper || "$KAFKA_MODE" == kraft ]] || die "KAFKA_MODE must be zookeeper or kraft, not '$KAFKA_MODE'"
 
 ensemble() { ((ZK_NODES > 1)); }
+kraft() { [[ "$KAFKA_MODE" == kraft ]]; }
+
+if kraft; then
+	((ZK_NODES == 1)) || die "KAFKA_MODE=kraft runs one ZooKeeper server (ZK_NODES=1)"
+	((KAFKA_BROKERS == 1)) || die "KAFKA_MODE=kraft runs one Kafka node (KAFKA_BROKERS=1)"
+fi
+
+# The class path of ZooKeeper and of the brokers: one folder of jars for
+# both in ZooKeeper mode, a folder each in KRaft mode.
+zk_lib() { if kraft; then echo "$LIB_ZOOKEEPER"; else echo "$LIB"; fi; }
+kafka_lib() { if kraft; then echo "$LIB_KRAFT"; else echo "$LIB"; fi; }
 
 broker_port() { echo $((KAFKA_PORT + $1 - 1)); }
 broker_addrs() {
@@ -149,20 +177,37 @@ need_id() {
 	fi
 }
 
-# fetch_jars resolves Kafka and its dependencies (ZooKeeper included) from
-# Maven Central into $LIB, once.
-fetch_jars() {
-	if [[ -f "$LIB/.complete" ]]; then return; fi
+# resolve POM DIR CHECK...: resolve the dependencies of integration/stack/POM
+# from Maven Central into DIR, once; each CHECK glob must then match a jar.
+resolve() {
+	local pom="$1" dir="$2" g
+	shift 2
+	if [[ -f "$dir/.complete" ]]; then return; fi
 	command -v mvn >/dev/null || die "mvn not found (apt-get install maven)"
-	log "resolving Kafka jars from Maven Central into $LIB"
-	rm -rf "$LIB"
-	mkdir -p "$LIB"
+	log "resolving $pom from Maven Central into $dir"
+	rm -rf "$dir"
+	mkdir -p "$dir"
 	# shellcheck disable=SC2086 # STACK_MVN_ARGS is a list of arguments
-	mvn -q -B ${STACK_MVN_ARGS:-} -f "$ROOT/integration/stack/pom.xml" dependency:copy-dependencies \
-		-DoutputDirectory="$LIB" -DincludeScope=runtime >"$STACK_CACHE/mvn.log" 2>&1 ||
-		{ cat "$STACK_CACHE/mvn.log" >&2; die "mvn could not resolve the Kafka artifacts"; }
-	ls "$LIB"/kafka_2.13-*.jar "$LIB"/zookeeper-3.*.jar >/dev/null || die "jars missing after mvn"
-	touch "$LIB/.complete"
+	mvn -q -B ${STACK_MVN_ARGS:-} -f "$ROOT/integration/stack/$pom" dependency:copy-dependencies \
+		-DoutputDirectory="$dir" -DincludeScope=runtime >"$STACK_CACHE/mvn.log" 2>&1 ||
+		{ cat "$STACK_CACHE/mvn.log" >&2; die "mvn could not resolve $pom"; }
+	for g in "$@"; do
+		compgen -G "$dir/$g" >/dev/null || die "$g missing in $dir after mvn"
+	done
+	touch "$dir/.complete"
+}
+
+# fetch_jars resolves Kafka and ZooKeeper from Maven Central: Kafka 3.9 and
+# the ZooKeeper it depends on into $LIB, or, in KRaft mode, Kafka 4.x into
+# $LIB_KRAFT and ZooKeeper 3.9 into $LIB_ZOOKEEPER.
+fetch_jars() {
+	mkdir -p "$STACK_CACHE"
+	if kraft; then
+		resolve pom-kraft.xml "$LIB_KRAFT" 'kafka_2.13-4.*.jar'
+		resolve pom-zookeeper.xml "$LIB_ZOOKEEPER" 'zookeeper-3.9.*.jar'
+	else
+		resolve pom.xml "$LIB" 'kafka_2.13-*.jar' 'zookeeper-3.*.jar'
+	fi
 }
 
 # alive NAME: true when the pid recorded for NAME runs and is still the
@@ -230,17 +275,36 @@ log4j.logger.kafka.request.logger=WARN
 EOF
 }
 
-# spawn NAME HEAP MAINCLASS ARGS...: start a JVM in the background, detached
-# from this shell, with its output in $LOGS/NAME.log and its pid in $PIDS.
+# log4j2_conf: the same levels for Kafka 4, which logs through log4j 2.
+log4j2_conf() {
+	cat >"$CONF/log4j2.properties" <<EOF
+status = warn
+appender.stdout.type = Console
+appender.stdout.name = STDOUT
+appender.stdout.layout.type = PatternLayout
+appender.stdout.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.stdout.ref = STDOUT
+logger.statechange.name = state.change.logger
+logger.statechange.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+EOF
+}
+
+# spawn NAME HEAP LIBDIR MAINCLASS ARGS...: start a JVM on the jars of
+# LIBDIR in the background, detached from this shell, with its output in
+# $LOGS/NAME.log and its pid in $PIDS.
 spawn() {
-	local name="$1" heap="$2"
-	shift 2
+	local name="$1" heap="$2" lib="$3"
+	shift 3
 	mkdir -p "$LOGS" "$PIDS"
 	setsid nohup java -Xms64m -Xmx"$heap" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
 		-Djava.awt.headless=true -Dzkgroup.stack="$name" \
 		-Dlog4j.configuration="file:$CONF/log4j.properties" \
+		-Dlog4j2.configurationFile="$CONF/log4j2.properties" \
 		-Dkafka.logs.dir="$LOGS" \
-		-cp "$LIB/*" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
+		-cp "$lib/*" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/$name.pid"
 }
 
@@ -297,7 +361,7 @@ start_zk() {
 	local jvm=()
 	if ensemble; then jvm+=(-Dzookeeper.fastleader.maxNotificationInterval=2000); fi
 	log "starting ZooKeeper $name on 127.0.0.1:$(zk_port "$id")"
-	spawn "$name" 256m ${jvm[@]+"${jvm[@]}"} org.apache.zookeeper.server.quorum.QuorumPeerMain "$CONF/$name.properties"
+	spawn "$name" 256m "$(zk_lib)" ${jvm[@]+"${jvm[@]}"} org.apache.zookeeper.server.quorum.QuorumPeerMain "$CONF/$name.properties"
 }
 
 # start_zkpeers: build and start the proxies of the ensemble's links.
@@ -394,6 +458,10 @@ start_broker() {
 	port="$(broker_port "$id")"
 	if alive "kafka-$id"; then return; fi
 	port_open "$port" && die "port $port is taken by a process this script did not start"
+	if kraft; then
+		start_kraft_node "$id" "$port"
+		return
+	fi
 	# After a kill, the dead broker's registration lives until its ZooKeeper
 	# session times out; a broker started before that exits with NodeExists.
 	local deadline=$((SECONDS + 30))
@@ -429,20 +497,70 @@ log.cleaner.enable=false
 EOF
 	if secure; then secure_kafka_conf "$id" >>"$CONF/kafka-$id.properties"; fi
 	log "starting Kafka broker $id on 127.0.0.1:$port"
-	spawn "kafka-$id" "$KAFKA_HEAP" kafka.Kafka "$CONF/kafka-$id.properties"
+	spawn "kafka-$id" "$KAFKA_HEAP" "$(kafka_lib)" kafka.Kafka "$CONF/kafka-$id.properties"
+}
+
+# start_kraft_node ID PORT: a Kafka 4 node that is both broker and the
+# single voter of its own metadata quorum. Its log directory is formatted
+# (kafka-storage format, whose class is kafka.tools.StorageTool) with a new
+# cluster id the first time.
+start_kraft_node() {
+	local id="$1" port="$2" cport="$KAFKA_CONTROLLER_PORT" dir="$STACK_DIR/kafka-$1"
+	port_open "$cport" && die "controller port $cport is taken by a process this script did not start"
+	mkdir -p "$dir" "$CONF"
+	log4j2_conf
+	cat >"$CONF/kafka-$id.properties" <<EOF
+process.roles=broker,controller
+node.id=$id
+controller.quorum.voters=$id@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$dir
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=true
+delete.topic.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.flush.interval.messages=1000000
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+log.cleaner.enable=false
+EOF
+	if [[ ! -f "$dir/meta.properties" ]]; then
+		local cluster
+		cluster="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')"
+		log "formatting $dir for KRaft (cluster id $cluster)"
+		java -Dlog4j2.configurationFile="$CONF/log4j2.properties" -cp "$LIB_KRAFT/*" kafka.tools.StorageTool \
+			format --cluster-id "$cluster" --config "$CONF/kafka-$id.properties" --ignore-formatted \
+			>>"$LOGS/kafka-$id.log" 2>&1 || die "kafka-storage format failed; see $LOGS/kafka-$id.log"
+	fi
+	log "starting Kafka node $id (KRaft, broker and controller) on 127.0.0.1:$port, controller on 127.0.0.1:$cport"
+	spawn "kafka-$id" "$KAFKA_HEAP" "$LIB_KRAFT" kafka.Kafka "$CONF/kafka-$id.properties"
 }
 
 # wait_brokers: every broker registered under /brokers/ids (seen in the
-# ephemeral-node dump) and its port accepting connections. The Go readiness
-# check that follows proves the brokers answer metadata.
+# ephemeral-node dump; not in KRaft mode, where brokers register with the
+# controller) and its port accepting connections. The Go readiness check
+# that follows proves the brokers answer metadata.
 wait_brokers() {
-	local deadline=$((SECONDS + STACK_TIMEOUT)) i ok dump
+	local deadline=$((SECONDS + STACK_TIMEOUT)) i ok dump=""
 	while :; do
 		ok=1
-		dump="$(zk_dump 2>/dev/null || true)"
+		if ! kraft; then dump="$(zk_dump 2>/dev/null || true)"; fi
 		for ((i = 1; i <= KAFKA_BROKERS; i++)); do
 			alive "kafka-$i" || die "broker $i exited; see $LOGS/kafka-$i.log"
-			grep -q "/brokers/ids/$i\$" <<<"$dump" || ok=0
+			kraft || grep -q "/brokers/ids/$i\$" <<<"$dump" || ok=0
 			port_open "$(broker_port "$i")" || ok=0
 		done
 		((ok)) && return
@@ -452,11 +570,14 @@ wait_brokers() {
 }
 
 # ready: ask the brokers for metadata through sarama, via the Go helper, and
-# create the test topics.
+# create the test topics. In KRaft mode the brokers are found through their
+# addresses, not through ZooKeeper, which has none.
 ready() {
+	local bootstrap=()
+	if kraft; then bootstrap=(-bootstrap "$(broker_addrs)"); fi
 	# shellcheck disable=SC2086 # STACK_TOPICS is a list of arguments
 	(cd "$ROOT" && go run ./integration/cmd/stackready \
-		-zookeeper "$(zk_addrs)" -brokers "$KAFKA_BROKERS" \
+		-zookeeper "$(zk_addrs)" -brokers "$KAFKA_BROKERS" ${bootstrap[@]+"${bootstrap[@]}"} \
 		-timeout "${STACK_TIMEOUT}s" $STACK_TOPICS)
 }
 
@@ -598,7 +719,7 @@ cmd_up() {
 	wait_brokers
 	ready
 	if secure; then secure_ready; fi
-	log "stack ready in $((SECONDS - t0))s: zookeeper $(zk_addrs), brokers $(broker_addrs)"
+	log "stack ready in $((SECONDS - t0))s ($KAFKA_MODE mode): zookeeper $(zk_addrs), brokers $(broker_addrs)"
 }
 
 cmd_down() {
@@ -652,6 +773,7 @@ cmd_env() {
 	echo "ZK_ADDR=$(zk_addrs)"
 	echo "ZK_NODES=$ZK_NODES"
 	echo "KAFKA_ADDRS=$(broker_addrs)"
+	echo "KAFKA_MODE=$KAFKA_MODE"
 	echo "STACK_DIR=$STACK_DIR"
 	if secure; then secure_env; fi
 }

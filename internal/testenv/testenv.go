@@ -21,6 +21,22 @@ func ZKAddr() string { return getenv("ZK_ADDR", "127.0.0.1:2181") }
 // (comma-separated), default "127.0.0.1:9092".
 func KafkaAddrs() []string { return strings.Split(getenv("KAFKA_ADDRS", "127.0.0.1:9092"), ",") }
 
+// KRaft reports whether the stack runs Kafka in KRaft mode ($KAFKA_MODE is
+// "kraft", as `integration/stack.sh env` prints it): the brokers are then
+// registered nowhere in ZooKeeper, and groups must read metadata from
+// KafkaAddrs.
+func KRaft() bool { return os.Getenv("KAFKA_MODE") == "kraft" }
+
+// KRaftIntegration skips t under -short, and unless the stack runs Kafka in
+// KRaft mode, naming the stack it needs.
+func KRaftIntegration(t testing.TB) {
+	t.Helper()
+	Integration(t)
+	if !KRaft() {
+		t.Skip("KRaft integration test: needs the stack in KRaft mode (integration/kraft-tests.sh, or KAFKA_MODE=kraft integration/stack.sh up and its env); KAFKA_MODE is not kraft")
+	}
+}
+
 // Integration skips t under -short, naming the stack it would need.
 func Integration(t testing.TB) {
 	t.Helper()

@@ -9,9 +9,10 @@ import (
 
 // CreateTopic creates topic name with the given number of partitions
 // (replication factor 1) on the stack, waits up to 30 s until every
-// partition has a leader, and deletes the topic when the test ends. It fails
-// the test if the topic exists already: for a topic that must not exist
-// before the test, that means something auto-created it.
+// partition has a leader that serves it, and deletes the topic when the
+// test ends. It fails the test if the topic exists already: for a topic
+// that must not exist before the test, that means something auto-created
+// it.
 func CreateTopic(t testing.TB, name string, partitions int32) {
 	t.Helper()
 	cfg := sarama.NewConfig()
@@ -55,6 +56,11 @@ func leadersReady(client sarama.Client, name string, partitions int32) bool {
 	}
 	for _, p := range ps {
 		if _, err := client.Leader(name, p); err != nil {
+			return false
+		}
+		// A KRaft broker lists itself as leader in its metadata a moment
+		// before it serves the partition: ask it for the partition's end.
+		if _, err := client.GetOffset(name, p, sarama.OffsetNewest); err != nil {
 			return false
 		}
 	}

@@ -11,7 +11,9 @@
 // The security flags (-zk-tls-ca, -listener SASL_SSL, -sasl-user, ...; see
 // -help) make it check the secure mode's TLS ZooKeeper port and SASL_SSL
 // listener instead: every connection it opens, to ZooKeeper and to the
-// brokers, uses them.
+// brokers, uses them. With -bootstrap (a cluster in KRaft mode, which
+// registers nothing in ZooKeeper) the brokers are found through a metadata
+// request to those addresses instead, and ZooKeeper must only answer.
 package main
 
 import (
@@ -35,6 +37,7 @@ func main() {
 	brokers := flag.Int("brokers", 1, "number of brokers that must be ready")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long to wait")
 	sec := secflags.Register(flag.CommandLine)
+	bootstrap := flag.String("bootstrap", "", "comma-separated broker addresses: read the brokers from Kafka's metadata, not from ZooKeeper (KRaft mode)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("[stackready] ")
@@ -54,7 +57,11 @@ func main() {
 	if err := sec.Kafka(cfg); err != nil {
 		log.Fatal(err)
 	}
-	if err := run(*zkAddr, zkConf, cfg, *brokers, topics, deadline); err != nil {
+	var seeds []string
+	if *bootstrap != "" {
+		seeds = strings.Split(*bootstrap, ",")
+	}
+	if err := run(*zkAddr, zkConf, cfg, seeds, *brokers, topics, deadline); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -91,21 +98,31 @@ func retry(deadline time.Time, what string, f func() error) error {
 	}
 }
 
-func run(zkAddr string, zkConf *kazoo.Config, cfg *sarama.Config, want int, topics []topicSpec, deadline time.Time) error {
+// run checks the stack. Without bootstrap addresses the brokers are those
+// registered in ZooKeeper; with them (KRaft mode), ZooKeeper must only
+// answer a read, and the brokers come from Kafka's metadata.
+func run(zkAddr string, zkConf *kazoo.Config, cfg *sarama.Config, bootstrap []string, want int, topics []topicSpec, deadline time.Time) error {
 	kz, err := kazoo.NewKazooFromConnectionString(zkAddr, zkConf)
 	if err != nil {
 		return err
 	}
 	defer kz.Close()
 
-	var addrs []string
-	err = retry(deadline, "brokers registered in ZooKeeper", func() error {
-		addrs, err = kz.BrokerList()
-		if err == nil && len(addrs) < want {
-			err = fmt.Errorf("%d of %d brokers registered", len(addrs), want)
-		}
-		return err
-	})
+	addrs := bootstrap
+	if len(bootstrap) == 0 {
+		err = retry(deadline, "brokers registered in ZooKeeper", func() error {
+			addrs, err = kz.BrokerList()
+			if err == nil && len(addrs) < want {
+				err = fmt.Errorf("%d of %d brokers registered", len(addrs), want)
+			}
+			return err
+		})
+	} else {
+		err = retry(deadline, "ZooKeeper answers", func() error {
+			_, err := kz.Consumergroups()
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,242 @@
+package consumergroup
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// metadataFetcher asks Kafka for the metadata of topics: one metadata
+// request, answered by one broker.
+type metadataFetcher func(topics []string) (*sarama.MetadataResponse, error)
+
+// kafkaTopics reads the subscribed topics' partitions and leaders from
+// Kafka's metadata, for clusters that no longer write them to ZooKeeper.
+// Kafka has no watches: a goroutine asks every interval and wakes the loop
+// (through changed) only when the answer differs from the previous one, so
+// a quiet cluster costs one metadata request per interval and no
+// ZooKeeper read. partitions answers from the last answer, without a
+// request. A failed request keeps the last answer: the assignment may then
+// lag behind the cluster, which the claims make safe (an instance claims a
+// partition only after its previous owner released it).
+type kafkaTopics struct {
+	fetch    metadataFetcher
+	topics   []string
+	leaders  bool
+	interval time.Duration
+	log      *slog.Logger
+	report   func(error)
+	release  func() // closes what fetch uses; called by close; may be nil
+
+	mu       sync.Mutex
+	snapshot map[string]topicMetadata // the last answer, by topic
+
+	wake     chan struct{} // capacity 1: a change not yet read
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	failures int // consecutive failed refreshes; owned by run
+}
+
+// topicMetadata is one topic in an answer: its partitions sorted by ID, or
+// the error the broker gave for it.
+type topicMetadata struct {
+	parts []PartitionInfo
+	err   error
+}
+
+func (m topicMetadata) equal(o topicMetadata) bool {
+	if (m.err == nil) != (o.err == nil) || m.err != nil && m.err.Error() != o.err.Error() {
+		return false
+	}
+	return slices.Equal(m.parts, o.parts)
+}
+
+// newKafkaTopics asks Kafka for the metadata of topics once, and returns
+// the error when it cannot; otherwise it starts the refresh goroutine,
+// which close stops.
+func newKafkaTopics(fetch metadataFetcher, topics []string, leaders bool, interval time.Duration,
+	log *slog.Logger, report func(error)) (*kafkaTopics, error) {
+	k := &kafkaTopics{
+		fetch:    fetch,
+		topics:   slices.Clone(topics),
+		leaders:  leaders,
+		interval: interval,
+		log:      log,
+		report:   report,
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if _, err := k.refresh(); err != nil {
+		return nil, err
+	}
+	go k.run()
+	return k, nil
+}
+
+func (k *kafkaTopics) changed() <-chan struct{} { return k.wake }
+
+func (k *kafkaTopics) close() {
+	k.stopOnce.Do(func() {
+		close(k.stop)
+		// Closing the client first fails a request in flight at once, so a
+		// broker that does not answer cannot hold Close up.
+		if k.release != nil {
+			k.release()
+		}
+		<-k.done
+	})
+}
+
+// run refreshes every interval until close.
+func (k *kafkaTopics) run() {
+	defer close(k.done)
+	tick := time.NewTicker(k.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-tick.C:
+		}
+		changed, err := k.refresh()
+		switch {
+		case err != nil:
+			k.failures++
+			k.log.Warn("reading topic metadata from Kafka failed; keeping the last answer", "err", err, "failures", k.failures)
+			if k.failures == 1 || k.failures%10 == 0 {
+				k.report(newPartitionError("", -1, err))
+			}
+		case changed:
+			k.failures = 0
+			select {
+			case k.wake <- struct{}{}:
+			default:
+			}
+		default:
+			k.failures = 0
+		}
+	}
+}
+
+// refresh asks Kafka once and stores the answer. It reports whether the
+// answer differs from the previous one.
+func (k *kafkaTopics) refresh() (bool, error) {
+	resp, err := k.fetch(k.topics)
+	if err != nil {
+		return false, fmt.Errorf("topic metadata from Kafka: %w", err)
+	}
+	snap := make(map[string]topicMetadata, len(k.topics))
+	for _, t := range resp.Topics {
+		if slices.Contains(k.topics, t.Name) {
+			snap[t.Name] = k.parse(t)
+		}
+	}
+	for _, name := range k.topics {
+		if _, ok := snap[name]; !ok { // not in the answer: as unknown
+			snap[name] = topicMetadata{err: &missingTopicError{sarama.ErrUnknownTopicOrPartition}}
+		}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	changed := k.snapshot != nil && !maps.EqualFunc(k.snapshot, snap, topicMetadata.equal)
+	k.snapshot = snap
+	return changed, nil
+}
+
+// parse turns one topic of an answer into the partitions the assignment
+// uses. A topic Kafka does not know, or whose name it rejects, is missing,
+// as it is in ZooKeeper; so is a topic still being created, listed with no
+// partition yet.
+func (k *kafkaTopics) parse(t *sarama.TopicMetadata) topicMetadata {
+	switch {
+	case errors.Is(t.Err, sarama.ErrUnknownTopicOrPartition), errors.Is(t.Err, sarama.ErrInvalidTopic):
+		return topicMetadata{err: &missingTopicError{t.Err}}
+	case t.Err != sarama.ErrNoError && !errors.Is(t.Err, sarama.ErrLeaderNotAvailable):
+		return topicMetadata{err: t.Err}
+	case len(t.Partitions) == 0:
+		var cause error = sarama.ErrUnknownTopicOrPartition
+		if t.Err != sarama.ErrNoError {
+			cause = t.Err
+		}
+		return topicMetadata{err: &missingTopicError{cause}}
+	}
+	parts := make([]PartitionInfo, 0, len(t.Partitions))
+	for _, p := range t.Partitions {
+		info := PartitionInfo{ID: p.ID, Leader: -1}
+		if k.leaders && p.Leader >= 0 {
+			info.Leader = p.Leader
+		}
+		parts = append(parts, info)
+	}
+	slices.SortFunc(parts, func(a, b PartitionInfo) int { return cmp.Compare(a.ID, b.ID) })
+	return topicMetadata{parts: parts}
+}
+
+// partitions answers from the last answer; ws is unused (Kafka has no
+// watches: run wakes the loop through changed).
+func (k *kafkaTopics) partitions(_ *watchSet, topic string) ([]PartitionInfo, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m, ok := k.snapshot[topic]
+	if !ok {
+		return nil, fmt.Errorf("topic %q is not subscribed", topic) // unreachable: the loop asks for subscribed topics
+	}
+	if m.err != nil {
+		return nil, m.err
+	}
+	return slices.Clone(m.parts), nil
+}
+
+// saramaMetadata sends metadata requests through a sarama client of its
+// own, configured so that asking never creates a topic (the brokers may
+// have auto.create.topics.enable on, and a missing topic must stay missing,
+// as it does for the ZooKeeper source), nothing is refreshed in the
+// background and nothing is retried inside sarama: every request is one
+// the refresh interval accounts for.
+type saramaMetadata struct {
+	client  sarama.Client
+	version sarama.KafkaVersion
+}
+
+func newSaramaMetadata(brokers []string, base *sarama.Config) (*saramaMetadata, error) {
+	conf := *base
+	conf.Metadata.AllowAutoTopicCreation = false
+	conf.Metadata.Full = false
+	conf.Metadata.RefreshFrequency = 0
+	conf.Metadata.Retry.Max = 0
+	client, err := sarama.NewClient(brokers, &conf)
+	if err != nil {
+		return nil, err
+	}
+	return &saramaMetadata{client: client, version: conf.Version}, nil
+}
+
+// fetch sends one metadata request for topics to the least loaded broker.
+// When that broker fails, the client is asked to refresh its broker list
+// (sarama then drops the broker and tries the others), so the next fetch
+// goes to a live one.
+func (s *saramaMetadata) fetch(topics []string) (*sarama.MetadataResponse, error) {
+	b := s.client.LeastLoadedBroker()
+	if b == nil {
+		return nil, sarama.ErrOutOfBrokers
+	}
+	req := sarama.NewMetadataRequest(s.version, topics)
+	req.AllowAutoTopicCreation = false
+	resp, err := b.GetMetadata(req)
+	if err != nil {
+		_ = s.client.RefreshMetadata(topics...)
+		return nil, fmt.Errorf("broker %s: %w", b.Addr(), err)
+	}
+	return resp, nil
+}
+
+func (s *saramaMetadata) close() error { return s.client.Close() }
