@@ -16,7 +16,9 @@
 // registered instances subscribe to.
 //
 // It only reads. The exit status is 1 if ZooKeeper or Kafka could not be
-// reached or a named group does not exist.
+// reached or a named group does not exist. To change offsets (reset,
+// import, transfer to or from Kafka), use the operator command
+// cmd/zkgroup-offsets.
 package main
 
 import (
