@@ -58,7 +58,9 @@
 //     epoch left behind while it is still ours, fenced by the epoch it reads.
 //   - Reset (ResetOffsets): each offset node is deleted in one Multi with a
 //     bump of the partition's epoch, so every owner loses its claim, claims
-//     again and reads the offset afresh.
+//     again and reads the offset afresh. ResetOffset and ResetOffsetsTo set
+//     offsets the same way: one Multi sets or creates the offset node and
+//     bumps the epoch node, creating it if the partition was never claimed.
 //   - WatchClaim tells an owner, within one round trip, that its claim ended.
 //   - ConfirmSession answers only when the ensemble's leader stands behind
 //     the session, and SessionTimeout is the timeout the server granted: a
@@ -72,7 +74,8 @@
 //     re-created epoch node starts its versions again, and an instance still
 //     holding an old epoch would pass its checks.
 //   - Change committed offsets only through a fenced reset (ResetOffsets,
-//     or a Multi that also bumps the partition's epoch), never by deleting
+//     ResetOffset, ResetOffsetsTo, or a Multi that also bumps the
+//     partition's epoch), never by deleting
 //     or setting an offset node alone while the group may run: an instance
 //     whose session has just expired may still hold the latest claim, and
 //     its commit would overwrite the change. CommitOffset is unfenced, as in

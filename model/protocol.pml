@@ -434,6 +434,17 @@ end:
 		skip
 #endif
 		}
+	/* a fenced set (ResetOffset) on a partition never claimed: no epoch node
+	   yet, so Multi(SetData | Create(offset), Create(epoch)); a claim that
+	   creates the epoch node first makes it fail (the branch above then) */
+	:: atomic { nreset < MAXRESET && !ep_ex && (!off_ex || off_ver < MAXVER) ->
+		nreset++; resetGen++;
+		otherWrite();
+		if
+		:: off_ex -> off_val = MAXOFF; off_ver++                            /* set */
+		:: !off_ex -> off_ex = 1; off_val = MAXOFF; off_ver = 0; czxids++; off_czx = czxids /* create */
+		fi;
+		ep_ex = 1; ep_ver = 0 }
 #ifdef OP_DEL_OFFSET
 	/* the operator deletes the offset node without bumping the epoch */
 	:: atomic { nopdel < MAXOPDEL && off_ex && OPOK -> nopdel++; resetGen++; otherWrite();

@@ -16,7 +16,9 @@
 // registered instances subscribe to.
 //
 // It only reads, unless given -apply-acl. The exit status is 1 if ZooKeeper
-// or Kafka could not be reached or a named group does not exist.
+// or Kafka could not be reached or a named group does not exist. To change
+// offsets (reset, import, transfer to or from Kafka), use the operator
+// command cmd/zkgroup-offsets.
 //
 // Security: -zk-tls-ca/-zk-tls-cert/-zk-tls-key connect to ZooKeeper's TLS
 // port, -zk-user/-zk-password-file add digest credentials, -listener picks
