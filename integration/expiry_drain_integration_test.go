@@ -53,7 +53,7 @@ func TestIntegrationExpiryWhileDraining(t *testing.T) {
 	time.Sleep(time.Second) // A drains the partitions moving to B, waiting for marks
 
 	proxy.Cut()
-	expired := firstAbsence(h, idA, time.Now())
+	expired := firstAbsence(h.instances, idA, time.Now())
 	if expired.IsZero() {
 		t.Fatal("A's session did not expire")
 	}
