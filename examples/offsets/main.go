@@ -15,8 +15,9 @@
 // it has committed offsets for, has claimed partitions of, or whose
 // registered instances subscribe to.
 //
-// It only reads. The exit status is 1 if ZooKeeper or Kafka could not be
-// reached or a named group does not exist.
+// It only reads; -verbose logs sarama's activity to standard error. The
+// exit status is 1 if ZooKeeper or Kafka could not be reached or a named
+// group does not exist.
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sort"
 	"strconv"
@@ -60,7 +62,11 @@ func main() {
 	group := flag.String("group", "", "consumer group to inspect")
 	all := flag.Bool("all", false, "inspect every consumer group under /consumers")
 	asJSON := flag.Bool("json", false, "print a JSON array of groups instead of a table")
+	verbose := flag.Bool("verbose", false, "log sarama's activity to standard error")
 	flag.Parse()
+	if *verbose {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
 	if (*group == "") == !*all || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "offsets: give exactly one of -group NAME and -all")
 		flag.Usage()

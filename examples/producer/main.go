@@ -4,12 +4,14 @@
 //	go run ./examples/producer -topic zkgroup.test.four -n 10
 //
 // The brokers are found in ZooKeeper (/brokers/ids), as the consumers find
-// them. It prints where each message landed.
+// them. It prints where each message landed; -verbose logs sarama's
+// activity to standard error.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"time"
 
@@ -23,7 +25,11 @@ func main() {
 	topic := flag.String("topic", "zkgroup.test.four", "topic to write to")
 	n := flag.Int("n", 10, "number of messages")
 	prefix := flag.String("prefix", "message", "message values are \"<prefix> <i> <time>\"")
+	verbose := flag.Bool("verbose", false, "log sarama's activity to standard error")
 	flag.Parse()
+	if *verbose {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
 	if err := run(*zookeeper, *topic, *n, *prefix); err != nil {
 		fmt.Fprintln(os.Stderr, "producer:", err)
 		os.Exit(1)
