@@ -106,7 +106,7 @@ func (s *script) run(ctx context.Context, out io.Writer, live bool) error {
 	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	lastDraw := time.Duration(0)
+	nextDraw := d.ledger.since() + time.Second // on a fixed beat, so no second is skipped
 	// every runs step on each tick and draws the view every second, until
 	// step returns true, ctx ends or the deadline passes (false then).
 	every := func(deadline time.Duration, step func(now time.Duration) bool) bool {
@@ -119,9 +119,11 @@ func (s *script) run(ctx context.Context, out io.Writer, live bool) error {
 			}
 			now := d.ledger.since()
 			done := step(now)
-			if now-lastDraw >= time.Second {
+			if now >= nextDraw {
 				v.draw()
-				lastDraw = now
+				if nextDraw += time.Second; nextDraw <= now {
+					nextDraw = now + time.Second
+				}
 			}
 			if done {
 				return true
