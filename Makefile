@@ -17,8 +17,11 @@ DEMO_ARGS ?=
 
 .PHONY: demo test install stack-up stack-down
 
+# Built, not `go run`, so that its exit status (130 when interrupted) reaches
+# with-stack.sh.
 demo: install
-	integration/with-stack.sh go run ./examples/demo $(DEMO_ARGS)
+	go build -o bin/demo ./examples/demo
+	integration/with-stack.sh bin/demo $(DEMO_ARGS)
 
 test: install
 	integration/with-stack.sh .ci/tests

@@ -16,8 +16,8 @@
 #
 # The command gets ZK_ADDR and KAFKA_ADDRS, which the integration tests and
 # the demo read. Its exit status is the script's. When the command fails
-# and this script started the stack, the stack's logs are printed before it
-# is stopped. Settings are stack.sh's (ZK_PORT, KAFKA_PORT, STACK_DIR,
+# (and was not interrupted) and this script started the stack, the stack's
+# logs are printed before it is stopped. Settings are stack.sh's (ZK_PORT, KAFKA_PORT, STACK_DIR,
 # STACK_CACHE, ...).
 set -uo pipefail
 (($#)) || {
@@ -53,14 +53,13 @@ fi
 status=0
 stop() {
 	trap - EXIT INT TERM
+	if [[ "$started" != none ]] && ((status != 0 && status != 130 && status != 143)); then
+		STACK_LOG_LINES=100 "$stack" logs
+	fi
 	case "$started" in
 	none) ;;
-	all)
-		((status == 0)) || STACK_LOG_LINES=100 "$stack" logs
-		"$stack" down || status=1
-		;;
+	all) "$stack" down || status=1 ;;
 	*)
-		((status == 0)) || STACK_LOG_LINES=100 "$stack" logs
 		log "stopping what this run started:$started"
 		for name in $started; do
 			case "$name" in

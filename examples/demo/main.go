@@ -21,7 +21,8 @@
 //	go run ./examples/demo -plain -duration 30s   # a line a second, for logs
 //
 // `make demo` starts the stack when needed and runs it. The exit status is
-// 1 if a message was lost or a partition was never consumed. The topic and
+// 1 if a message was lost or a partition was never consumed, 130 if SIGINT
+// or SIGTERM cut the run short (the summary is printed anyway). The topic and
 // the group are made up for the run and deleted at the end.
 package main
 
@@ -40,6 +41,9 @@ import (
 
 	"github.com/IBM/sarama"
 )
+
+// errInterrupted: SIGINT or SIGTERM stopped the run early.
+var errInterrupted = errors.New("interrupted")
 
 type options struct {
 	zookeeper  string
@@ -61,7 +65,9 @@ func main() {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
-	if err := run(ctx, o, os.Stdout, os.Stderr); err != nil {
+	if err := run(ctx, o, os.Stdout, os.Stderr); errors.Is(err, errInterrupted) {
+		os.Exit(130) // as a shell reports SIGINT, so that scripts tell it from a failure
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -120,7 +126,11 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	produced, deliveries := d.ledger.snapshot()
 	sum := summarize(produced, deliveries, s.cutWindow())
+	sum.interrupted = ctx.Err() != nil
 	sum.print(stdout, s.cutWindow())
+	if sum.interrupted {
+		return errInterrupted
+	}
 	if !sum.ok() {
 		return fmt.Errorf("%d messages lost, %d of %d partitions consumed", sum.lost, sum.consumedIn, sum.partitions)
 	}

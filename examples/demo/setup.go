@@ -32,6 +32,7 @@ type demo struct {
 	timeline *timeline
 	members  []*member
 	owners   *owners
+	session  time.Duration
 	closed   bool
 }
 
@@ -44,7 +45,7 @@ func setUp(o *options, verbose slog.Handler) (_ *demo, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper at %s: %w (is the stack up? integration/stack.sh up)", o.zookeeper, err)
 	}
-	d := &demo{kz: kz, ledger: newLedger(time.Now(), o.partitions, members)}
+	d := &demo{kz: kz, session: o.session, ledger: newLedger(time.Now(), o.partitions, members)}
 	d.timeline = &timeline{clock: d.ledger.since}
 	defer func() {
 		if err != nil {
@@ -103,7 +104,15 @@ func (d *demo) tearDown(w io.Writer) {
 		fmt.Fprintln(w, "demo: close:", err)
 	}
 	if len(d.members) > 0 {
-		if err := d.kz.Consumergroup(d.group).Delete(); err != nil {
+		// A member closed while cut off may leave its registration behind
+		// until its session expires; wait that long for it.
+		deadline := time.Now().Add(2 * d.session)
+		err := d.kz.Consumergroup(d.group).Delete()
+		for errors.Is(err, kazoo.ErrRunningInstances) && time.Now().Before(deadline) {
+			time.Sleep(250 * time.Millisecond)
+			err = d.kz.Consumergroup(d.group).Delete()
+		}
+		if err != nil {
 			fmt.Fprintln(w, "demo: delete group:", err)
 		}
 	}

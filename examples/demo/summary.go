@@ -53,6 +53,10 @@ type summary struct {
 	reasons    map[string]int64
 	consumedIn int // partitions with at least one delivery
 	handoffs   []handoff
+
+	// interrupted: the run was stopped before the members caught up, so
+	// messages not delivered yet are not lost.
+	interrupted bool
 }
 
 // summarize checks every written message against the deliveries: lost
@@ -135,9 +139,12 @@ func (s summary) print(out io.Writer, w cutWindow) {
 	fmt.Fprintf(out, "  produced         %d messages to %d partitions\n", s.produced, s.partitions)
 	fmt.Fprintf(out, "  consumed         %d distinct messages (%d deliveries), %d of %d partitions\n",
 		s.consumed, s.deliveries, s.consumedIn, s.partitions)
-	if s.lost == 0 {
+	switch {
+	case s.lost == 0:
 		fmt.Fprintln(out, "  lost             0")
-	} else {
+	case s.interrupted:
+		fmt.Fprintf(out, "  not delivered    %d: interrupted before the members caught up (still in Kafka, not lost)\n", s.lost)
+	default:
 		fmt.Fprintf(out, "  lost             %d (partition/offset: %s ...)\n", s.lost, strings.Join(s.lostAt, " "))
 	}
 	fmt.Fprintf(out, "  delivered twice  %d\n", s.twice)
@@ -155,8 +162,12 @@ func (s summary) print(out io.Writer, w cutWindow) {
 			round(clean.gap), clean.partition, clean.from, clean.to, nClean)
 	}
 	worst, _ := s.worst(func(handoff) bool { return true })
-	fmt.Fprintf(out, "summary: produced=%d consumed=%d lost=%d twice=%d partitions=%d/%d worst_handoff=%s\n",
-		s.produced, s.consumed, s.lost, s.twice, s.consumedIn, s.partitions, round(worst.gap))
+	lost := fmt.Sprintf("lost=%d", s.lost)
+	if s.interrupted {
+		lost = fmt.Sprintf("interrupted undelivered=%d", s.lost)
+	}
+	fmt.Fprintf(out, "summary: produced=%d consumed=%d %s twice=%d partitions=%d/%d worst_handoff=%s\n",
+		s.produced, s.consumed, lost, s.twice, s.consumedIn, s.partitions, round(worst.gap))
 }
 
 func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
