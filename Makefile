@@ -1,6 +1,7 @@
 # Two commands for a fresh machine (Debian, or anything with Java 17, Maven
-# and Go): each installs what is missing (.ci/install), starts the local
-# stack if it is not running, and stops, at the end, only what it started.
+# and Go): each installs what is missing (.ci/install; `make install`
+# installs everything the tests need), starts the local stack if it is not
+# running, and stops, at the end, only what it started.
 #
 #   make demo    a consumer group losing a member to a network cut and
 #                getting it back, live; DEMO_ARGS passes flags
@@ -19,15 +20,17 @@ DEMO_ARGS ?=
 
 # Built, not `go run`, so that its exit status (130 when interrupted) reaches
 # with-stack.sh.
-demo: install
+demo:
+	@.ci/install
 	go build -o bin/demo ./examples/demo
 	integration/with-stack.sh bin/demo $(DEMO_ARGS)
 
-test: install
+test:
+	@.ci/install test
 	integration/with-stack.sh .ci/tests
 
 install:
-	@.ci/install
+	@.ci/install test
 
 stack-up:
 	integration/stack.sh up

@@ -20,7 +20,8 @@ import (
 type ConsumerGroup struct {
 	config *Config
 	name   string
-	topics []string
+	topics []string     // a static subscription; nil with a pattern
+	filter *topicFilter // a white_list subscription (JoinConsumerGroupPattern); nil if static
 	log    *slog.Logger
 
 	kazoo    *kazoo.Kazoo
@@ -32,6 +33,7 @@ type ConsumerGroup struct {
 	fetcher  *firstFetcher
 
 	offsetManager *zookeeperOffsetManager
+	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
 	errors   chan error
@@ -64,6 +66,12 @@ func joinGroup(name string, topics []string, zookeeper []string, config *Config,
 	if err := validateJoinArgs(name, topics, zookeeper); err != nil {
 		return nil, err
 	}
+	return startGroup(name, topics, nil, zookeeper, config, runFence)
+}
+
+// startGroup is joinGroup after the arguments were validated: it consumes
+// topics, or the topics filter matches when filter is not nil.
+func startGroup(name string, topics []string, filter *topicFilter, zookeeper []string, config *Config, runFence bool) (*ConsumerGroup, error) {
 	if config == nil {
 		config = NewConfig()
 	}
@@ -83,6 +91,7 @@ func joinGroup(name string, topics []string, zookeeper []string, config *Config,
 		config:   config,
 		name:     name,
 		topics:   append([]string(nil), topics...),
+		filter:   filter,
 		log:      config.logger().With("group", name),
 		messages: make(chan *sarama.ConsumerMessage),
 		errors:   make(chan error, max(config.ChannelBufferSize, 1)),
@@ -95,9 +104,10 @@ func joinGroup(name string, topics []string, zookeeper []string, config *Config,
 		return nil, err
 	}
 	cg.log = cg.log.With("instance", cg.instance.ID)
-	cg.log.Info("joined consumer group", "topics", topics)
+	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
 	cg.fetcher = newFirstFetcher(cg)
+	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
 	if runFence {

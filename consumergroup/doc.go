@@ -27,6 +27,8 @@
 //  1. JoinConsumerGroup validates its arguments and the Config, connects to
 //     ZooKeeper, finds the brokers, and registers this instance under
 //     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
+//     JoinConsumerGroupPattern does the same with a white_list registration:
+//     a regular expression over topic names, covering topics created later.
 //  2. Each instance computes the assignment from the registered instances,
 //     their registrations and each topic's partitions: each topic is divided
 //     (see Assign) between the instances whose registration subscribes to
@@ -49,7 +51,10 @@
 //     retried after Claim.RetryCooldown while the partition stays assigned.
 //  4. Once claimed, the partition consumes from the stored offset, or from
 //     Offsets.Initial when none is stored or the stored one is out of range,
-//     and delivers messages on Messages().
+//     and delivers messages on Messages(). Offsets.Initial is resolved to a
+//     real offset first and committed at once (fenced by the claim), so every
+//     claimed partition has an offset node, even one never marked: monitors
+//     such as Burrow, which read the nodes of partitions 0..n-1, see them all.
 //  5. The application calls CommitUpto for each processed message; every
 //     Offsets.CommitInterval, on FlushOffsets, and on release, the marked
 //     offsets are committed, each fenced by the claim's epoch.
@@ -59,14 +64,27 @@
 //     claim (also fenced by the epoch).
 //  7. Close does step 6 for every partition, deregisters the instance, and
 //     closes Messages() and Errors(). It returns within ProcessingTimeout
-//     plus a margin even if nobody reads either channel.
+//     + 1.5 x the session timeout even if nobody reads either channel and
+//     ZooKeeper is out of reach.
 //
 // # Guarantees
 //
 //   - At-least-once delivery: a message's offset is committed only after the
 //     application marked it (or a later message of its partition).
 //   - A committed offset never decreases, except by an explicit reset
-//     (Offsets.ResetOffsets, or an operator writing the offset node).
+//     (Offsets.ResetOffsets, or an operator writing the offset node). A
+//     reset through kazoo bumps each partition's epoch with the deletion, so
+//     an owner's commit in flight is refused rather than written over it.
+//   - Every commit has an exact outcome: one whose reply was lost (a dropped
+//     connection, a leader election) is in doubt, and when the next commit
+//     finds the offset node one version on holding exactly what was sent,
+//     it was ours: no seek, no conflict reported.
+//   - An owner learns within one round trip that its claim ended (its owner
+//     node deleted, another claim, a reset), whether or not it has anything
+//     to commit, and stops delivering that partition at once; a draining
+//     partition stops waiting as soon as no mark could be committed.
+//   - After a backward seek, a mark counts only for the message redelivered
+//     at its offset, never for one delivered before the seek.
 //   - At most one instance commits for a partition at a time: commits and
 //     releases are fenced by the partition's epoch, so an instance that lost
 //     its claim changes nothing.
@@ -118,4 +136,13 @@
 //     the views converge.
 //   - Progress while ZooKeeper is unreachable: no partition is claimed,
 //     committed or released until it is back.
+//
+// # Keeping the model true
+//
+// The claim, commit, release and reset protocol, with lost replies, session
+// expiry, resets and the fence's budget, is modelled in Promela under model/
+// in the repository and checked by SPIN in CI. A change to the offset
+// manager, the partition worker's claim and release decisions or the
+// session fence that changes the protocol changes the model in the same
+// commit.
 package consumergroup

@@ -118,11 +118,16 @@ func (o *ownedOffsets) restart(offset int64) {
 }
 
 type zookeeperOffsetManager struct {
-	cg     *ConsumerGroup
-	config OffsetManagerConfig
+	cg          *ConsumerGroup
+	config      OffsetManagerConfig
+	concurrency int // commits in flight at once; 0: maxConcurrentCommits
 
 	mu    sync.RWMutex
 	parts map[topicPartition]*ownedOffsets
+	// view is a copy of parts, replaced under mu at every change, for the
+	// per-message lookups of marks: they read it without taking mu, whose
+	// reader count every mark would otherwise write.
+	view atomic.Pointer[map[topicPartition]*ownedOffsets]
 
 	closing   chan struct{}
 	closed    chan struct{}
@@ -152,8 +157,27 @@ func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionCla
 	o.maxOffered.Store(-1)
 	om.mu.Lock()
 	om.parts[tp] = o
+	om.publishLocked()
 	om.mu.Unlock()
 	return o
+}
+
+// publishLocked replaces the view with a copy of parts. The caller holds
+// mu.
+func (om *zookeeperOffsetManager) publishLocked() {
+	view := make(map[topicPartition]*ownedOffsets, len(om.parts))
+	for tp, o := range om.parts {
+		view[tp] = o
+	}
+	om.view.Store(&view)
+}
+
+// lookup returns the tracked partition tp, or nil, without locking.
+func (om *zookeeperOffsetManager) lookup(tp topicPartition) *ownedOffsets {
+	if v := om.view.Load(); v != nil {
+		return (*v)[tp]
+	}
+	return nil
 }
 
 // drop stops tracking o without committing.
@@ -161,6 +185,7 @@ func (om *zookeeperOffsetManager) drop(tp topicPartition, o *ownedOffsets) {
 	om.mu.Lock()
 	if om.parts[tp] == o {
 		delete(om.parts, tp)
+		om.publishLocked()
 	}
 	om.mu.Unlock()
 }
@@ -242,10 +267,19 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 // write in doubt turned out to be ours: the version is known now, and what
 // was marked since may still need committing.
 func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (again bool, err error) {
+	m := om.cg.met()
+	sent := time.Now()
 	version, err := om.cg.instance.CommitOffsetFenced(o.claim, next, o.version)
 	var conflict *kazoo.OffsetConflictError
 	switch {
 	case err == nil:
+		m.commits.Inc(1)
+		m.commitLatency.Update(ms(time.Since(sent)))
+		if o.worker != nil {
+			if hwm := o.worker.hwm.Load(); hwm > 0 {
+				m.lag(o.tp).Update(max(hwm-next, 0))
+			}
+		}
 		o.version = version
 		o.inDoubt.clear()
 		o.tracker.Committed(next)
@@ -269,6 +303,7 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		o.tracker.Committed(conflict.Stored)
 		return true, nil
 	case errors.As(err, &conflict):
+		m.conflicts.Inc(1)
 		o.version = conflict.Version
 		o.inDoubt.clear()
 		report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
@@ -304,15 +339,43 @@ func (om *zookeeperOffsetManager) commitAll() error {
 	return errors.Join(om.commitEach()...)
 }
 
-// commitEach commits every tracked partition and returns each failure, one
-// *PartitionError (or *OffsetConflictError) per partition.
+// maxConcurrentCommits bounds how many partitions commit at once.
+const maxConcurrentCommits = 128
+
+// commitEach commits every tracked partition that has something to commit
+// and returns each failure, one *PartitionError (or *OffsetConflictError)
+// per partition. The commits run concurrently, up to om.concurrency at a
+// time: ZooKeeper pipelines them on the one session, so a round costs about
+// one round trip instead of one per partition. Each partition's own commits
+// stay serialised by its commit mutex.
 func (om *zookeeperOffsetManager) commitEach() []error {
-	var errs []error
-	for _, o := range om.snapshot() {
-		if err := om.commit(o); err != nil {
-			errs = append(errs, err)
-		}
+	limit := om.concurrency
+	if limit <= 0 {
+		limit = maxConcurrentCommits
 	}
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, limit)
+	)
+	for _, o := range om.snapshot() {
+		if _, dirty := o.tracker.Pending(); !dirty {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := om.commit(o); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 	return errs
 }
 
@@ -352,9 +415,7 @@ func (om *zookeeperOffsetManager) InitializePartition(topic string, partition in
 
 // MarkAsProcessed implements OffsetManager.
 func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32, offset int64) bool {
-	om.mu.RLock()
-	o := om.parts[topicPartition{topic, partition}]
-	om.mu.RUnlock()
+	o := om.lookup(topicPartition{topic, partition})
 	if o == nil {
 		return false
 	}
@@ -364,9 +425,7 @@ func (om *zookeeperOffsetManager) MarkAsProcessed(topic string, partition int32,
 // markMessage is MarkAsProcessed for a message the group delivered: inside
 // a redelivery window it counts only for the message redelivered there.
 func (om *zookeeperOffsetManager) markMessage(m *sarama.ConsumerMessage) bool {
-	om.mu.RLock()
-	o := om.parts[topicPartition{m.Topic, m.Partition}]
-	om.mu.RUnlock()
+	o := om.lookup(topicPartition{m.Topic, m.Partition})
 	if o == nil {
 		return false
 	}

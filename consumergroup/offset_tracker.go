@@ -26,8 +26,11 @@ type offsetTracker struct {
 	mu           sync.Mutex
 	next         int64 // highest marked offset + 1, or the start offset
 	committed    int64 // next offset last stored in ZooKeeper
-	delivered    int64 // highest offset delivered since the start or last Reset
-	hasDelivered bool
+	// delivered is the highest offset delivered since the start or the last
+	// Reset (-1: none). Only the partition's worker writes it (Delivered,
+	// and Reset, which the worker calls), so Delivered needs no lock; a
+	// drain reads it once the worker stopped delivering.
+	delivered atomic.Int64
 	changed      chan struct{} // made by a waiter; closed (and dropped) at the next change
 	gen          atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
@@ -35,7 +38,9 @@ type offsetTracker struct {
 // newOffsetTracker returns a tracker for a partition whose stored next offset
 // is committed (negative if none is stored).
 func newOffsetTracker(committed int64) *offsetTracker {
-	return &offsetTracker{next: committed, committed: committed}
+	t := &offsetTracker{next: committed, committed: committed}
+	t.delivered.Store(-1)
+	return t
 }
 
 // notifyLocked wakes every waiter. The caller holds mu.
@@ -91,11 +96,8 @@ func (t *offsetTracker) MarkOffsetAt(offset int64, gen uint64) bool {
 // Delivered records that the message at offset was handed to the
 // application. Drain waits until every delivered message is marked.
 func (t *offsetTracker) Delivered(offset int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.hasDelivered || offset > t.delivered {
-		t.delivered, t.hasDelivered = offset, true
-		t.notifyLocked()
+	if offset > t.delivered.Load() {
+		t.delivered.Store(offset)
 	}
 }
 
@@ -130,14 +132,15 @@ func (t *offsetTracker) Reset(to int64) {
 	defer t.mu.Unlock()
 	t.next, t.committed = to, to
 	t.gen.Add(1)
-	t.delivered, t.hasDelivered = 0, false
+	t.delivered.Store(-1)
 	t.notifyLocked()
 }
 
 // quiescentLocked reports whether every delivered message is marked. The
 // caller holds mu.
 func (t *offsetTracker) quiescentLocked() bool {
-	return !t.hasDelivered || t.next > t.delivered
+	d := t.delivered.Load()
+	return d < 0 || t.next > d
 }
 
 // Drain waits until every message delivered so far is marked, as upstream's
@@ -160,7 +163,7 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 		case <-ctx.Done():
 			// A mark that raced the deadline still counts.
 			t.mu.Lock()
-			ok, next, delivered := t.quiescentLocked(), t.next, t.delivered
+			ok, next, delivered := t.quiescentLocked(), t.next, t.delivered.Load()
 			t.mu.Unlock()
 			if ok {
 				return nil
@@ -172,4 +175,19 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// ResetUncommitted is Reset to a position that is not stored yet: to must
+// be written to ZooKeeper (a start offset resolved from Offsets.Initial, or
+// the position after an out-of-range reset). Pending reports it dirty until
+// Committed records a commit at or above it, so the position is committed
+// even when nothing is ever marked; a mark above it moves it forward as
+// usual.
+func (t *offsetTracker) ResetUncommitted(to int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next, t.committed = to, -1
+	t.gen.Add(1)
+	t.delivered.Store(-1)
+	t.notifyLocked()
 }

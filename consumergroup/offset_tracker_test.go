@@ -276,3 +276,47 @@ func TestOffsetTrackerDrainManyWaiters(t *testing.T) {
 		}
 	})
 }
+
+// A position set by ResetUncommitted is pending until committed, even with
+// nothing marked; marks move it forward only; a commit clears it.
+func TestOffsetTrackerResetUncommitted(t *testing.T) {
+	tr := newOffsetTracker(-1) // nothing stored
+	checkPending(t, tr, -1, false)
+	tr.ResetUncommitted(40) // the start resolved from Offsets.Initial
+	checkPending(t, tr, 40, true)
+	if tr.MarkOffset(39) {
+		t.Fatal("a mark below the start must be refused")
+	}
+	checkPending(t, tr, 40, true)
+	tr.Committed(40)
+	checkPending(t, tr, 40, false)
+	if !tr.MarkOffset(40) {
+		t.Fatal("a mark of the first message must be accepted")
+	}
+	checkPending(t, tr, 41, true)
+
+	// A mark before the start was committed is committed instead of it.
+	tr = newOffsetTracker(-1)
+	tr.ResetUncommitted(7)
+	tr.MarkOffset(9)
+	checkPending(t, tr, 10, true)
+	tr.Committed(10)
+	checkPending(t, tr, 10, false)
+
+	// A reset below the stored offset (the stored one was out of range) is
+	// still pending: it must overwrite the stored offset.
+	tr = newOffsetTracker(1000)
+	tr.ResetUncommitted(5)
+	checkPending(t, tr, 5, true)
+	tr.Committed(5)
+	checkPending(t, tr, 5, false)
+
+	// Marks judged before the reset are refused.
+	tr = newOffsetTracker(3)
+	gen := tr.Generation()
+	tr.ResetUncommitted(0)
+	if tr.MarkOffsetAt(5, gen) {
+		t.Fatal("a mark from before the reset must be refused")
+	}
+	checkPending(t, tr, 0, true)
+}

@@ -46,6 +46,9 @@ type partitionWorker struct {
 	lostOnce sync.Once
 	pcClosed chan struct{} // closed once the last partition consumer is closed (run's goroutine sets it)
 	done     chan struct{} // closed when run returns
+	claimed  chan struct{} // closed once the partition is claimed (or run returns first)
+	started  time.Time     // when the worker started: the claim wait's origin
+	hwm      atomic.Int64  // the partition's high-water mark, as last seen by pump
 
 	// handOver is cancelled by seek and lost, so a hand-over blocked on a
 	// reader (or on the fence) gives up at once instead of handing out a
@@ -63,6 +66,8 @@ func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, e
 		lostC:    make(chan struct{}),
 		abandonC: make(chan struct{}),
 		done:     make(chan struct{}),
+		claimed:  make(chan struct{}),
+		started:  time.Now(),
 	}
 	go w.run()
 	return w
@@ -142,6 +147,13 @@ func (w *partitionWorker) interruptHandOver() {
 func (w *partitionWorker) run() {
 	defer close(w.done)
 	defer func() {
+		select {
+		case <-w.claimed:
+		default:
+			close(w.claimed) // never claimed: nobody waits for it any more
+		}
+	}()
+	defer func() {
 		if w.pcClosed != nil {
 			<-w.pcClosed
 		}
@@ -177,6 +189,10 @@ func (w *partitionWorker) run() {
 		return
 	}
 	log.Info("claimed", "epoch", pc.Epoch)
+	w.cg.met().claims.Inc(1)
+	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
+	close(w.claimed)
+	defer w.cg.met().dropLag(w.tp)
 
 	defer func() {
 		// Release unless the claim is provably gone: only a moved epoch or
@@ -184,10 +200,20 @@ func (w *partitionWorker) run() {
 		// whose session survives still owns the node, and must delete it.
 		sess, _ := w.cg.kazoo.Session()
 		switch {
-		case w.claimLost.Load():
-			log.Info("stopped; the claim was lost, nothing to release")
 		case sess.Status == kazoo.SessionClosed || sess.ID != pc.SessionID:
 			log.Info("stopped; the session holding the claim is gone, nothing to release")
+		case w.claimLost.Load():
+			// The epoch moved, but the owner node may still be ours (a
+			// reset bumps only the epoch): nobody else could delete it, so
+			// delete it unless the epoch moves again meanwhile. No newer
+			// claim of ours exists: a successor waits for this worker's
+			// done. Not abandoned on a timeout, for that reason: the call
+			// ends when ZooKeeper answers or the session closes.
+			if err := w.cg.instance.ReleaseAfterLoss(pc); err != nil {
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release after the claim was lost: %w", err))
+				return
+			}
+			log.Info("stopped; the claim was lost, its owner node is gone")
 		default:
 			if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
 				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
@@ -262,18 +288,7 @@ func (w *partitionWorker) readOffset() (next int64, version int32, err error) {
 // early, when the worker is stopped or its claim is lost (then marking it
 // abandoned, with nothing to release).
 func (w *partitionWorker) cooldown() bool {
-	t := time.NewTimer(w.cg.config.Claim.RetryCooldown)
-	defer t.Stop()
-	select {
-	case <-w.ctx.Done():
-		return false
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
-		return false
-	case <-t.C:
-		return true
-	}
+	return w.wait(w.cg.config.Claim.RetryCooldown)
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
@@ -281,6 +296,12 @@ func (w *partitionWorker) cooldown() bool {
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
 	start := next
 	for {
+		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
+			var ok bool
+			if start, ok = w.startAtInitial(owned); !ok {
+				return
+			}
+		}
 		// The partition consumer starts after the directly fetched prefix;
 		// start itself moves only once the prefix is handed to pump, so a
 		// failed open fetches the prefix again instead of skipping it.
@@ -339,7 +360,8 @@ func closePartitionConsumer(spc sarama.PartitionConsumer) {
 
 // open starts the sarama partition consumer at start. A stored offset out of
 // the log's range is reported and replaced by Offsets.Initial, as upstream
-// does; the reset is recorded so later marks commit from the new position.
+// does, resolved to a real offset: the new position is committed at once
+// (see startAtInitial), and later marks commit from it.
 func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
 	if start < 0 {
 		start = w.cg.config.Offsets.Initial
@@ -347,10 +369,15 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
 	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
 		initial := w.cg.config.Offsets.Initial
+		resolved, rerr := w.resolveInitial()
+		if rerr != nil {
+			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-			fmt.Errorf("offset %d is out of range; restarting at %s (Offsets.Initial): %w", start, offsetName(initial), err))
-		owned.restart(-1)
-		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, initial)
+			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
+		owned.restartUncommitted(resolved)
+		w.commitStart(owned)
+		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
 	}
 	return spc, err
 }
@@ -389,6 +416,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 	msgs := spc.Messages()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	handOver := w.newHandOver()
+	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
 		if w.pending.Load() {
 			if resume, stop, ok := w.interrupted(owned); ok {
@@ -397,7 +425,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 		}
 		var m *sarama.ConsumerMessage
 		var open bool
-		if len(prefix) > 0 {
+		if held != nil {
+			m, held = held, nil
+		} else if len(prefix) > 0 {
 			m, prefix, open = prefix[0], prefix[1:], true
 		} else {
 			select {
@@ -428,10 +458,24 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				return start, false
 			}
 		}
-		if delivered, stop := w.deliver(handOver, owned, m, valid); stop {
+		w.hwm.Store(spc.HighWaterMarkOffset())
+		delivered, stop := w.deliver(handOver, owned, m, valid)
+		switch {
+		case stop:
 			return 0, true
-		} else if delivered {
+		case delivered:
 			last = m.Offset
+		default:
+			// The hand-over was cut short. A stop, loss or seek is visible
+			// on its channel before it cancels the hand-over: act on it.
+			// Otherwise the cancel was meant for an earlier pump (a seek it
+			// took from seekC itself): m was not handed over and must not be
+			// skipped, or a later mark would commit past it.
+			if resume, stop, ok := w.interrupted(owned); ok {
+				return resume, stop
+			}
+			handOver = w.newHandOver()
+			held = m
 		}
 	}
 }

@@ -194,15 +194,31 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 }
 
 // reregister registers the instance again after a session expiry.
+//
+// A registration whose reply was lost (the connection dropped, a leader
+// election) is in doubt: it is tried again, a few times within the connect
+// timeout, and finding the node then (ErrInstanceAlreadyRegistered) means
+// the first attempt was applied.
 func (cg *ConsumerGroup) reregister() error {
-	err := cg.instance.Register(cg.topics)
-	if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
-		// Held by this session already, or by an older session of ours
-		// about to expire: its deletion wakes the loop, which registers
-		// again then.
-		return nil
+	deadline := time.Now().Add(cg.config.Zookeeper.ConnectTimeout)
+	for attempt := 1; ; attempt++ {
+		err := cg.register()
+		if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
+			// Held by this session already (maybe an earlier attempt whose
+			// reply was lost), or by an older session of ours about to
+			// expire: its deletion wakes the loop, which registers again.
+			return nil
+		}
+		if err == nil || !kazoo.IsRetryable(err) || time.Now().After(deadline) {
+			return err
+		}
+		cg.log.Warn("registering failed; trying again", "attempt", attempt, "err", err)
+		select {
+		case <-cg.stopper:
+			return err
+		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, time.Second)):
+		}
 	}
-	return err
 }
 
 // readView reads the instances, their registrations and the partitions,
@@ -219,8 +235,12 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 		return v, err
 	}
 
-	v.partitions = make(map[string][]PartitionInfo, len(cg.topics))
-	for _, topic := range cg.topics {
+	topics, err := cg.subscribedTopics(ws)
+	if err != nil {
+		return v, err
+	}
+	v.partitions = make(map[string][]PartitionInfo, len(topics))
+	for _, topic := range topics {
 		t := cg.kazoo.Topic(topic)
 		parts, err := watchedRead(ws, "topic/"+topic, t.Partitions, t.WatchPartitions)
 		if errors.Is(err, kazoo.ErrNoNode) {
@@ -331,7 +351,10 @@ func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]
 			gained = append(gained, tp)
 		}
 	}
+	cg.met().owned.Update(int64(len(workers)))
 	if len(lost)+len(gained) > 0 {
+		cg.met().rebalances.Inc(1)
+		cg.timeRebalance(gained, workers)
 		cg.log.Info("rebalanced", "instances", len(v.members), "owned", len(workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
@@ -344,4 +367,20 @@ func sortedTPs(tps []topicPartition) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// timeRebalance records, once every partition gained in one rebalance is
+// claimed (or its worker ended), how long that took.
+func (cg *ConsumerGroup) timeRebalance(gained []topicPartition, workers map[topicPartition]*partitionWorker) {
+	start := time.Now()
+	var ws []*partitionWorker
+	for _, tp := range gained {
+		ws = append(ws, workers[tp])
+	}
+	go func() {
+		for _, w := range ws {
+			<-w.claimed
+		}
+		cg.met().rebalanceTime.Update(ms(time.Since(start)))
+	}()
 }

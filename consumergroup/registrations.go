@@ -27,7 +27,7 @@ func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.Consumergroup
 	for _, i := range instances {
 		listed[i.ID] = true
 		reg, err := watchedRead(ws, "registration/"+i.ID, i.Registration, i.WatchRegistration)
-		if errors.Is(err, kazoo.ErrNoNode) {
+		if errors.Is(err, kazoo.ErrInstanceNotRegistered) {
 			continue
 		}
 		if err != nil && !errors.Is(err, kazoo.ErrMalformed) {

@@ -79,6 +79,7 @@ type sessionFence struct {
 	stop     <-chan struct{} // closed by Close
 	log      *slog.Logger
 	expired  chan struct{} // one token per session replacement, read by manage
+	onPause  func()        // called at each pause (a metric)
 }
 
 func newSessionFence(cg *ConsumerGroup) *sessionFence {
@@ -91,6 +92,7 @@ func newSessionFence(cg *ConsumerGroup) *sessionFence {
 		stop:     cg.stopper,
 		log:      cg.log,
 		expired:  make(chan struct{}, 1),
+		onPause:  func() { cg.met().fencePauses.Inc(1) },
 	}
 }
 
@@ -199,6 +201,9 @@ func (f *sessionFence) run() {
 		}
 		if f.gate.set(fenced) {
 			if fenced {
+				if f.onPause != nil {
+					f.onPause()
+				}
 				f.log.Warn("the ZooKeeper leader has not vouched for the session; fenced: delivery paused", "since", time.Since(lastOK))
 			} else {
 				f.log.Info("the ZooKeeper leader vouches for the session again; delivery resumed")

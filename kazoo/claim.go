@@ -342,3 +342,55 @@ func (kz *Kazoo) ensureNode(node string) error {
 	}
 	return znodeErr("create", node, err)
 }
+
+// ReleaseAfterLoss deletes the owner node of a claim that was lost although
+// the node survived: the epoch moved (a reset bumps it, as may an operator)
+// while the node still holds this instance's id under the claim's session.
+// Nobody else can delete that node, and nobody can claim the partition
+// while it exists, so without this the partition would stay unowned for as
+// long as the session lives.
+//
+// The deletion is one Multi: a Check of the epoch version read just before
+// and a Delete of the node at its exact version, so a claim by anyone in
+// between makes it fail and delete nothing. It must only be used once no
+// newer claim of this instance under the same session can exist (the
+// caller's successor for the partition has not claimed yet): such a claim
+// looks exactly like the lost one's node. A node that is gone, or owned by
+// another session or instance, is left alone: nil.
+func (cgi *ConsumergroupInstance) ReleaseAfterLoss(c *PartitionClaim) error {
+	if err := cgi.checkClaim(c); err != nil {
+		return err
+	}
+	kz := cgi.kz()
+	owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
+	epoch := kz.epochPath(cgi.cg.Name, c.Topic, c.Partition)
+	for range claimAttempts {
+		ok, estat, err := kz.conn.Exists(epoch)
+		if err != nil {
+			return znodeErr("exists", epoch, err)
+		}
+		data, stat, err := kz.conn.Get(owner)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		} else if err != nil {
+			return znodeErr("get", owner, err)
+		}
+		if string(data) != c.InstanceID || stat.EphemeralOwner != c.SessionID {
+			return nil
+		}
+		ops := []any{&zk.DeleteRequest{Path: owner, Version: stat.Version}}
+		if ok {
+			ops = append([]any{&zk.CheckVersionRequest{Path: epoch, Version: estat.Version}}, ops...)
+		}
+		resp, err := kz.conn.Multi(ops...)
+		switch {
+		case err == nil:
+			return nil
+		case failedOp(resp) >= 0 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+			continue // the epoch or the node moved meanwhile: look again
+		default:
+			return znodeErr("delete", owner, err)
+		}
+	}
+	return znodeErr("delete", owner, fmt.Errorf("%w after %d attempts", ErrClaimContended, claimAttempts))
+}

@@ -6,12 +6,13 @@ import (
 )
 
 // Errors of consumer groups, instances and claims. The first five are
-// kazoo-go's, with the same names; they are returned as they are (or
-// wrapped, so use errors.Is).
+// kazoo-go's, with the same names, and the methods kazoo-go had return them
+// bare, so == works (the details are logged through Config.Logger). Claim
+// and Release, which kazoo-go did not have, wrap them with the details.
 var (
 	ErrRunningInstances          = errors.New("kazoo: cannot deregister a consumergroup with running instances")
 	ErrInstanceAlreadyRegistered = errors.New("kazoo: cannot register consumer instance because it already is registered")
-	ErrInstanceNotRegistered     = errors.New("kazoo: cannot deregister consumer instance because it is not registered")
+	ErrInstanceNotRegistered     = errors.New("kazoo: consumer instance is not registered")
 	ErrPartitionClaimedByOther   = errors.New("kazoo: cannot claim partition: it is already claimed by another instance")
 	ErrPartitionNotClaimed       = errors.New("kazoo: cannot release partition: it is not claimed by this instance")
 

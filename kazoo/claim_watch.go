@@ -56,7 +56,7 @@ func (cgi *ConsumergroupInstance) WatchClaim(c *PartitionClaim) (<-chan Event, e
 		return nil, fmt.Errorf("%w: %s: %s is now owned by %q (session %#x)",
 			ErrClaimLost, c, owner, data, ostat.EphemeralOwner)
 	}
-	return firstEvent(watchChan(ew), watchChan(ow)), nil
+	return firstEvent(ew, ow), nil
 }
 
 // firstEvent forwards the first event of a or b, then closes. The other

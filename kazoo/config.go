@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 // Default values of Config.
@@ -22,11 +24,11 @@ const (
 	DefaultListener = "PLAINTEXT"
 )
 
-// Logger receives the ZooKeeper client's log lines. It has the method set of
-// go-zookeeper's logger, so the standard library's *log.Logger fits.
-type Logger interface {
-	Printf(format string, args ...any)
-}
+// Logger receives log lines: the ZooKeeper client's, and this package's
+// notes on refused operations (which znode, which session). It is the
+// ZooKeeper client's logger type, as in kazoo-go, so zk.DefaultLogger and
+// the standard library's *log.Logger fit.
+type Logger = zk.Logger
 
 type discardLogger struct{}
 
@@ -66,7 +68,9 @@ type Config struct {
 	// nil, meaning WorldACL(PermAll), as kazoo-go does.
 	ACL []ACL
 
-	// Logger receives the ZooKeeper client's log lines. Default: discarded.
+	// Logger receives the ZooKeeper client's log lines and this package's
+	// notes on refused operations. Default: discarded (kazoo-go printed
+	// them to standard error). A nil Logger also discards.
 	Logger Logger
 }
 

@@ -6,7 +6,11 @@ import (
 
 // ParseConnectionString parses a ZooKeeper connection string of the form
 // "host1:2181,host2:2181/chroot" into its servers and chroot. The chroot is
-// "" or starts with "/". Empty server entries are dropped.
+// "" or starts with "/" (a trailing "/" is dropped). Empty server entries
+// are dropped, so "" gives no servers at all, which NewKazoo refuses.
+// kazoo-go returned [""] for "", which the ZooKeeper client turned into a
+// connection to a server on localhost: a missing setting connected
+// somewhere instead of failing.
 func ParseConnectionString(zookeeper string) (nodes []string, chroot string) {
 	hosts, root, found := strings.Cut(zookeeper, "/")
 	if found {

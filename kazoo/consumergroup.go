@@ -1,9 +1,7 @@
 package kazoo
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -42,6 +40,9 @@ const (
 	// stepReleaseRead: a release read the owner node as ours; its fenced
 	// delete has not been sent yet. A competitor may claim here.
 	stepReleaseRead
+	// stepResetRead: a reset looked up a partition's offset and epoch nodes;
+	// its transaction has not been sent yet. An owner may commit here.
+	stepResetRead
 )
 
 func (cg *Consumergroup) hook(s hookStep) error {
@@ -56,32 +57,6 @@ type ConsumergroupList []*Consumergroup
 
 // ConsumergroupInstanceList is a list of consumer instances, sortable by id.
 type ConsumergroupInstanceList []*ConsumergroupInstance
-
-// Registration is the JSON an instance stores at /consumers/<g>/ids/<id>,
-// in the format of Kafka's high-level consumer.
-type Registration struct {
-	Pattern      RegPattern     `json:"pattern"`
-	Subscription map[string]int `json:"subscription"` // topic -> number of streams
-	Timestamp    string         `json:"timestamp"`    // Unix seconds, as kazoo-go writes it
-	Version      RegVersion     `json:"version"`
-}
-
-// RegPattern is how an instance subscribes to topics.
-type RegPattern string
-
-// Subscription patterns of Kafka's high-level consumer. Register writes
-// RegPatternStatic.
-const (
-	RegPatternStatic    RegPattern = "static"
-	RegPatternWhiteList RegPattern = "white_list"
-	RegPatternBlackList RegPattern = "black_list"
-)
-
-// RegVersion is the version of the registration format.
-type RegVersion int
-
-// RegDefaultVersion is the registration format version Register writes.
-const RegDefaultVersion RegVersion = 1
 
 // Consumergroups returns every consumer group that exists under /consumers
 // (an empty list if /consumers does not exist), sorted by name.
@@ -132,15 +107,16 @@ func (cg *Consumergroup) Create() error {
 }
 
 // Delete removes the group with everything below it: claims, offsets and
-// epochs. It fails with ErrRunningInstances while any instance is
-// registered. Deleting a group that does not exist is not an error.
+// epochs. It returns ErrRunningInstances (bare, as kazoo-go) while any
+// instance is registered. Deleting a group that does not exist is not an error.
 func (cg *Consumergroup) Delete() error {
 	instances, err := cg.Instances()
 	if err != nil {
 		return err
 	}
 	if len(instances) > 0 {
-		return fmt.Errorf("%w: group %q has %d registered instances", ErrRunningInstances, cg.Name, len(instances))
+		cg.kz.logf("delete %s: %d instances are registered", cg.kz.groupPath(cg.Name), len(instances))
+		return ErrRunningInstances
 	}
 	return cg.kz.deleteRecursive(cg.kz.groupPath(cg.Name))
 }
@@ -176,7 +152,7 @@ func (cg *Consumergroup) WatchInstances() (ConsumergroupInstanceList, <-chan Eve
 	if err != nil {
 		return nil, nil, znodeErr("children", node, err)
 	}
-	return cg.instanceList(ids), watchChan(w), nil
+	return cg.instanceList(ids), w, nil
 }
 
 func (cg *Consumergroup) instanceList(ids []string) ConsumergroupInstanceList {
@@ -209,7 +185,10 @@ func (cg *Consumergroup) Instance(id string) *ConsumergroupInstance {
 }
 
 // OnlineTopics returns the union of the topics the registered instances
-// subscribe to. Instances that deregister while it reads are skipped; a
+// subscribe to: the keys of their subscriptions, as kazoo-go returns them,
+// so a white_list or black_list registration contributes its regular
+// expression, not the topics it matches. Instances that deregister while it
+// reads are skipped; a
 // registration that is not valid JSON is an error naming its path
 // (wrapping ErrMalformed).
 func (cg *Consumergroup) OnlineTopics() (map[string]struct{}, error) {
@@ -220,7 +199,7 @@ func (cg *Consumergroup) OnlineTopics() (map[string]struct{}, error) {
 	topics := make(map[string]struct{})
 	for _, cgi := range instances {
 		reg, err := cgi.Registration()
-		if errors.Is(err, ErrNoNode) {
+		if errors.Is(err, ErrInstanceNotRegistered) {
 			continue // deregistered meanwhile
 		} else if err != nil {
 			return nil, err
@@ -269,7 +248,7 @@ func (cg *Consumergroup) WatchPartitionOwner(topic string, partition int32) (*Co
 	} else if err != nil {
 		return nil, nil, znodeErr("get", node, err)
 	}
-	return cg.Instance(string(data)), watchChan(w), nil
+	return cg.Instance(string(data)), w, nil
 }
 
 // Topics returns the topics the group has claimed partitions of at some
@@ -314,13 +293,3 @@ func (cgil ConsumergroupInstanceList) Find(id string) *ConsumergroupInstance {
 func (cgil ConsumergroupInstanceList) Len() int           { return len(cgil) }
 func (cgil ConsumergroupInstanceList) Less(i, j int) bool { return cgil[i].ID < cgil[j].ID }
 func (cgil ConsumergroupInstanceList) Swap(i, j int)      { cgil[i], cgil[j] = cgil[j], cgil[i] }
-
-// parseRegistration parses an instance registration; path names the znode
-// in errors, which wrap ErrMalformed.
-func parseRegistration(path string, data []byte) (*Registration, error) {
-	reg := &Registration{}
-	if err := json.Unmarshal(data, reg); err != nil {
-		return nil, malformed(path, "registration is not valid JSON: %v", err)
-	}
-	return reg, nil
-}

@@ -147,6 +147,15 @@ func cgWantErr(t *testing.T, err, want error) {
 	}
 }
 
+// cgWantBare fails unless err is want itself, not wrapped: the methods
+// kazoo-go had return its sentinel errors bare, so callers can use ==.
+func cgWantBare(t *testing.T, err, want error) {
+	t.Helper()
+	if err != want {
+		t.Fatalf("err = %v, want %v itself (==)", err, want)
+	}
+}
+
 // cgWaitFor polls cond every 20ms until it holds or timeout passes.
 func cgWaitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

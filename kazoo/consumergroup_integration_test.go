@@ -1,16 +1,13 @@
 package kazoo
 
 import (
-	"encoding/json"
 	"errors"
 	"maps"
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestIntegrationConsumergroupLifecycle(t *testing.T) {
@@ -52,7 +49,7 @@ func TestIntegrationConsumergroupLifecycle(t *testing.T) {
 	cgNoErr(t, inst.Register([]string{"t"}))
 	cgNoErr(t, cg.CommitOffset("t", 0, 42))
 	cgNoErr(t, inst.ClaimPartition("t", 0))
-	cgWantErr(t, cg.Delete(), ErrRunningInstances)
+	cgWantBare(t, cg.Delete(), ErrRunningInstances)
 	cgNoErr(t, inst.ReleasePartition("t", 0))
 	cgNoErr(t, inst.Deregister())
 	cgNoErr(t, cg.Delete())
@@ -99,7 +96,7 @@ func TestIntegrationConsumergroupInstances(t *testing.T) {
 	}
 
 	_, err := i1.Registration()
-	cgWantErr(t, err, ErrNoNode)
+	cgWantBare(t, err, ErrInstanceNotRegistered)
 	if ok := cgMust(i1.Registered()).get(t); ok {
 		t.Fatal("registered before Register")
 	}
@@ -115,17 +112,17 @@ func TestIntegrationConsumergroupInstances(t *testing.T) {
 	}
 	reg := cgMust(i1.Registration()).get(t)
 	if reg.Pattern != RegPatternStatic || reg.Version != RegDefaultVersion ||
-		!reflect.DeepEqual(reg.Subscription, map[string]int{"t1": 1, "t2": 1}) || reg.Timestamp == "" {
+		!reflect.DeepEqual(reg.Subscription, map[string]int{"t1": 1, "t2": 1}) || !recentSeconds(reg.Timestamp) {
 		t.Fatalf("Registration = %+v", reg)
 	}
 
 	// Registering twice fails, from this session or another.
-	cgWantErr(t, cg.Instance(i1.ID).Register([]string{"t1"}), ErrInstanceAlreadyRegistered)
+	cgWantBare(t, cg.Instance(i1.ID).Register([]string{"t1"}), ErrInstanceAlreadyRegistered)
 	other := e.client().Consumergroup("g").Instance(i1.ID)
-	cgWantErr(t, other.Register([]string{"t1"}), ErrInstanceAlreadyRegistered)
+	cgWantBare(t, other.Register([]string{"t1"}), ErrInstanceAlreadyRegistered)
 	// Another session cannot update or deregister our registration.
-	cgWantErr(t, other.UpdateRegistration([]string{"x"}), ErrInstanceNotRegistered)
-	cgWantErr(t, other.Deregister(), ErrInstanceNotRegistered)
+	cgWantBare(t, other.UpdateRegistration([]string{"x"}), ErrInstanceNotRegistered)
+	cgWantBare(t, other.Deregister(), ErrInstanceNotRegistered)
 
 	i2 := cg.Instance("plain")
 	cgNoErr(t, i2.RegisterWithSubscription([]byte(`{"pattern":"white_list","subscription":{"t3":2},"timestamp":"1","version":1}`)))
@@ -160,7 +157,7 @@ func TestIntegrationConsumergroupInstances(t *testing.T) {
 	if reg := cgMust(i1.Registration()).get(t); !reflect.DeepEqual(reg.Subscription, map[string]int{"t9": 1}) {
 		t.Fatalf("Registration after UpdateRegistration = %+v", reg)
 	}
-	cgWantErr(t, cg.Instance("nobody").UpdateRegistration([]string{"x"}), ErrInstanceNotRegistered)
+	cgWantBare(t, cg.Instance("nobody").UpdateRegistration([]string{"x"}), ErrInstanceNotRegistered)
 
 	// Deregister.
 	_, rw, err = i1.WatchRegistration()
@@ -168,13 +165,16 @@ func TestIntegrationConsumergroupInstances(t *testing.T) {
 	cgNoErr(t, i1.Deregister())
 	cgWatchEvent(t, rw, EventNodeDeleted)
 	cgWatchEvent(t, w, EventNodeChildrenChanged)
-	cgWantErr(t, i1.Deregister(), ErrInstanceNotRegistered)
+	cgWantBare(t, i1.Deregister(), ErrInstanceNotRegistered)
 	cgNoErr(t, i2.Deregister())
 	if l := cgMust(cg.Instances()).get(t); len(l) != 0 {
 		t.Fatalf("Instances after Deregister = %v", instanceIDs(l))
 	}
-	_, _, err = i1.WatchRegistration()
-	cgWantErr(t, err, ErrNoNode)
+	_, rw, err = i1.WatchRegistration()
+	cgWantBare(t, err, ErrInstanceNotRegistered)
+	if rw != nil {
+		t.Fatal("WatchRegistration of an unregistered instance returned a watch")
+	}
 
 	// A registration that is not JSON is reported with its path.
 	cgNoErr(t, e.admin.create(e.admin.instancePath("g", "broken"), []byte("{nope"), false))
@@ -236,12 +236,10 @@ func TestIntegrationConsumergroupClaimPartition(t *testing.T) {
 	cgNoErr(t, i1.ClaimPartition("t", 1))
 	cgNoErr(t, i2.ClaimPartition("t", 2))
 	cgNoErr(t, i1.ClaimPartition("t", 0)) // again: still ours
-	cgWantErr(t, i2.ClaimPartition("t", 0), ErrPartitionClaimedByOther)
-	if err := i1.ClaimPartition("t", 2); !errors.Is(err, ErrPartitionClaimedByOther) || !strings.Contains(err.Error(), `"i2"`) {
-		t.Fatalf("claim of i2's partition: %v, want ErrPartitionClaimedByOther naming i2", err)
-	}
-	cgWantErr(t, i2.ReleasePartition("t", 0), ErrPartitionNotClaimed)
-	cgWantErr(t, i2.ReleasePartition("t", 5), ErrPartitionNotClaimed)
+	cgWantBare(t, i2.ClaimPartition("t", 0), ErrPartitionClaimedByOther)
+	cgWantBare(t, i1.ClaimPartition("t", 2), ErrPartitionClaimedByOther)
+	cgWantBare(t, i2.ReleasePartition("t", 0), ErrPartitionNotClaimed)
+	cgWantBare(t, i2.ReleasePartition("t", 5), ErrPartitionNotClaimed)
 
 	if o := cgMust(cg.PartitionOwner("t", 2)).get(t); o == nil || o.ID != "i2" {
 		t.Fatalf("PartitionOwner(t, 2) = %v", o)
@@ -266,7 +264,7 @@ func TestIntegrationConsumergroupClaimPartition(t *testing.T) {
 	// Another session holding the same instance id is not this instance: its
 	// claims cannot be released from here.
 	sameID := e.client().Consumergroup("g").Instance("i2")
-	cgWantErr(t, sameID.ReleasePartition("t", 2), ErrPartitionNotClaimed)
+	cgWantBare(t, sameID.ReleasePartition("t", 2), ErrPartitionNotClaimed)
 	e.assertOwner("g", "t", 2, "i2", kz)
 }
 
@@ -399,24 +397,5 @@ func TestValidateGroupNameAndInstanceID(t *testing.T) {
 		if err := ValidateInstanceID(name); !errors.Is(err, ErrInvalidInstanceID) {
 			t.Errorf("ValidateInstanceID(%q) = %v", name, err)
 		}
-	}
-}
-
-func TestRegistrationJSON(t *testing.T) {
-	data, err := staticRegistration([]string{"a", "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	ts, _ := m["timestamp"].(string)
-	if m["pattern"] != "static" || m["version"] != float64(1) || ts == "" ||
-		!reflect.DeepEqual(m["subscription"], map[string]any{"a": float64(1), "b": float64(1)}) {
-		t.Fatalf("registration JSON %s", data)
-	}
-	if sec, err := strconv.ParseInt(ts, 10, 64); err != nil || time.Since(time.Unix(sec, 0)).Abs() > time.Minute {
-		t.Fatalf("timestamp %q is not the Unix time in seconds", ts)
 	}
 }

@@ -25,6 +25,12 @@ var (
 	ErrClosing          = zk.ErrClosing
 )
 
+// FailedToClaimPartition is kazoo-go's error for an instance that could not
+// claim a partition. kazoo-go declared it without returning it, and so does
+// this package: it is here so that code naming it compiles. Claims that
+// fail return ErrPartitionClaimedByOther.
+var FailedToClaimPartition = errors.New("kazoo: failed to claim partition for this consumer instance; is another consumer with this id running?")
+
 // ErrMalformed marks a znode whose content cannot be parsed. It is always
 // wrapped in a *ZnodeError naming the path.
 var ErrMalformed = errors.New("malformed znode")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -49,45 +48,53 @@ func (cgi *ConsumergroupInstance) Registered() (bool, error) {
 }
 
 // Registration returns the instance's registration. If it is not
-// registered the error wraps ErrNoNode; a registration that is not valid
-// JSON gives an error naming the path and wrapping ErrMalformed.
+// registered it returns ErrInstanceNotRegistered (bare, as kazoo-go); a
+// registration that cannot be parsed gives an error naming the path and
+// wrapping ErrMalformed.
 func (cgi *ConsumergroupInstance) Registration() (*Registration, error) {
 	if err := cgi.check(); err != nil {
 		return nil, err
 	}
 	node := cgi.regPath()
-	data, _, err := cgi.kz().get(node)
-	if err != nil {
-		return nil, err
+	data, _, err := cgi.kz().conn.Get(node)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, ErrInstanceNotRegistered
+	} else if err != nil {
+		return nil, znodeErr("get", node, err)
 	}
 	return parseRegistration(node, data)
 }
 
 // WatchRegistration is Registration plus a watch on the registration node:
 // the channel receives one Event when it changes or is deleted (or
-// EventNotWatching when the watch is lost) and is then closed. A
-// registration that is not valid JSON gives its parse error together with
-// the watch, so a caller learns when it is fixed.
+// EventNotWatching when the watch is lost) and is then closed. If the
+// instance is not registered it returns nil, nil, ErrInstanceNotRegistered
+// (bare, as kazoo-go): register, then watch again. A registration that
+// cannot be parsed gives its parse error together with the watch, so a
+// caller learns when it is fixed.
 func (cgi *ConsumergroupInstance) WatchRegistration() (*Registration, <-chan Event, error) {
 	if err := cgi.check(); err != nil {
 		return nil, nil, err
 	}
 	node := cgi.regPath()
 	data, _, w, err := cgi.kz().conn.GetW(node)
-	if err != nil {
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, ErrInstanceNotRegistered
+	} else if err != nil {
 		return nil, nil, znodeErr("get", node, err)
 	}
 	reg, err := parseRegistration(node, data)
 	if err != nil {
-		return nil, watchChan(w), err
+		return nil, w, err
 	}
-	return reg, watchChan(w), nil
+	return reg, w, nil
 }
 
 // RegisterWithSubscription registers the instance: it creates the
 // ephemeral node /consumers/<group>/ids/<id> (and its parents) holding
-// subscriptionJSON. If the node exists the error wraps
-// ErrInstanceAlreadyRegistered and says which session holds it.
+// subscriptionJSON. If the node exists it returns
+// ErrInstanceAlreadyRegistered (bare, as kazoo-go) and logs which session
+// holds it.
 func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []byte) error {
 	if err := cgi.check(); err != nil {
 		return err
@@ -97,9 +104,10 @@ func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []by
 	if errors.Is(err, ErrNodeExists) {
 		detail := ""
 		if ok, stat, e := cgi.kz().conn.Exists(node); e == nil && ok {
-			detail = fmt.Sprintf(" (by session %#x; this client's is %#x)", stat.EphemeralOwner, cgi.kz().SessionID())
+			detail = fmt.Sprintf(" by session %#x (this client's is %#x)", stat.EphemeralOwner, cgi.kz().SessionID())
 		}
-		return fmt.Errorf("%w: %s%s", ErrInstanceAlreadyRegistered, node, detail)
+		cgi.kz().logf("%s is registered already%s", node, detail)
+		return ErrInstanceAlreadyRegistered
 	}
 	return err
 }
@@ -116,9 +124,8 @@ func (cgi *ConsumergroupInstance) Register(topics []string) error {
 }
 
 // UpdateRegistration replaces the subscription of the registered instance
-// with a static subscription to topics. The error wraps
-// ErrInstanceNotRegistered if the instance is not registered by this
-// client's session.
+// with a static subscription to topics. It returns ErrInstanceNotRegistered
+// (bare) if the instance is not registered by this client's session.
 func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 	if err := cgi.check(); err != nil {
 		return err
@@ -134,8 +141,8 @@ func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 }
 
 // Deregister deletes the instance's registration, with its exact version
-// and only if this client's session created it. Otherwise the error wraps
-// ErrInstanceNotRegistered.
+// and only if this client's session created it. Otherwise it returns
+// ErrInstanceNotRegistered (bare).
 func (cgi *ConsumergroupInstance) Deregister() error {
 	if err := cgi.check(); err != nil {
 		return err
@@ -163,43 +170,50 @@ func (cgi *ConsumergroupInstance) onOwnRegistration(what string, op func(conn *z
 		if errors.Is(err, zk.ErrBadVersion) {
 			continue // changed meanwhile: look again
 		} else if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
+			cgi.kz().logf("%s %s: the registration is gone", what, node)
+			return ErrInstanceNotRegistered
 		}
 		return znodeErr(what, node, err)
 	}
 	return znodeErr(what, node, fmt.Errorf("%w: registration kept changing", ErrClaimContended))
 }
 
-// ownRegistration reports an error unless the registration node exists and
-// belongs to this client's session.
+// ownRegistration returns ErrInstanceNotRegistered unless the registration
+// node exists and belongs to this client's session.
 func (cgi *ConsumergroupInstance) ownRegistration(node string, ok bool, stat *zk.Stat) error {
 	if !ok {
-		return fmt.Errorf("%w: %s", ErrInstanceNotRegistered, node)
+		cgi.kz().logf("%s is not registered", node)
+		return ErrInstanceNotRegistered
 	}
 	if sid := cgi.kz().SessionID(); stat.EphemeralOwner != sid {
-		return fmt.Errorf("%w: %s is registered by session %#x, not this client's (%#x)",
-			ErrInstanceNotRegistered, node, stat.EphemeralOwner, sid)
+		cgi.kz().logf("%s is registered by session %#x, not this client's (%#x)", node, stat.EphemeralOwner, sid)
+		return ErrInstanceNotRegistered
 	}
 	return nil
 }
 
 // ClaimPartition claims the partition for this instance; see Claim, which it
 // calls, discarding the claim. Claiming a partition this instance already
-// owns succeeds. If another instance owns it the error wraps
-// ErrPartitionClaimedByOther.
+// owns succeeds. If another instance owns it, it returns
+// ErrPartitionClaimedByOther (bare, as kazoo-go; the owner is logged).
 //
 // Unlike kazoo-go it tolerates the owner vanishing while it looks, and
 // decides ownership by the owner node's session, not by its data.
 func (cgi *ConsumergroupInstance) ClaimPartition(topic string, partition int32) error {
 	_, err := cgi.Claim(topic, partition)
+	if errors.Is(err, ErrPartitionClaimedByOther) {
+		cgi.kz().logf("claim partition: %v", err)
+		return ErrPartitionClaimedByOther
+	}
 	return err
 }
 
 // ReleasePartition deletes the partition's owner node if this instance owns
-// it under this client's session; otherwise the error wraps
-// ErrPartitionNotClaimed. The delete uses the node's exact version and is
-// fenced by the partition's epoch, so a late release cannot delete the node
-// of an owner that claimed meanwhile. Prefer Release with the claim.
+// it under this client's session; otherwise it returns
+// ErrPartitionNotClaimed (bare, as kazoo-go; the owner is logged). The
+// delete uses the node's exact version and is fenced by the partition's
+// epoch, so a late release cannot delete the node of an owner that claimed
+// meanwhile. Prefer Release with the claim.
 func (cgi *ConsumergroupInstance) ReleasePartition(topic string, partition int32) error {
 	if err := cgi.check(); err != nil {
 		return err
@@ -218,13 +232,15 @@ func (cgi *ConsumergroupInstance) ReleasePartition(topic string, partition int32
 		}
 		data, stat, err := kz.conn.Get(owner)
 		if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s/%d has no owner", ErrPartitionNotClaimed, topic, partition)
+			kz.logf("release %s: it has no owner", owner)
+			return ErrPartitionNotClaimed
 		} else if err != nil {
 			return znodeErr("get", owner, err)
 		}
 		if sid := kz.SessionID(); string(data) != cgi.ID || stat.EphemeralOwner != sid {
-			return fmt.Errorf("%w: %s/%d is owned by %q (session %#x), not %q (session %#x)",
-				ErrPartitionNotClaimed, topic, partition, data, stat.EphemeralOwner, cgi.ID, sid)
+			kz.logf("release %s: it is owned by %q (session %#x), not %q (session %#x)",
+				owner, data, stat.EphemeralOwner, cgi.ID, sid)
+			return ErrPartitionNotClaimed
 		}
 		if err := cgi.cg.hook(stepReleaseRead); err != nil {
 			return znodeErr("delete", owner, err)
@@ -253,7 +269,7 @@ func staticRegistration(topics []string) ([]byte, error) {
 	return json.Marshal(&Registration{
 		Pattern:      RegPatternStatic,
 		Subscription: subscription,
-		Timestamp:    strconv.FormatInt(time.Now().Unix(), 10),
+		Timestamp:    time.Now().Unix(),
 		Version:      RegDefaultVersion,
 	})
 }

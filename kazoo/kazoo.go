@@ -16,6 +16,7 @@ import (
 type Kazoo struct {
 	conn    *zk.Conn
 	conf    *Config
+	logger  Logger
 	acl     []zk.ACL
 	session *sessionTracker
 	// negotiated is the session timeout the server granted (SessionTimeout).
@@ -42,7 +43,7 @@ func NewKazoo(servers []string, conf *Config) (*Kazoo, error) {
 	if logger == nil {
 		logger = discardLogger{}
 	}
-	kz := &Kazoo{conf: conf, acl: toZKACL(conf.ACL), session: newSessionTracker(time.Now)}
+	kz := &Kazoo{conf: conf, logger: logger, acl: toZKACL(conf.ACL), session: newSessionTracker(time.Now)}
 
 	// The callback may fire before Connect returns; it must see kz.conn.
 	var ready sync.Mutex
@@ -130,6 +131,13 @@ func (kz *Kazoo) Close() error {
 
 // Chroot returns the chroot every path is relative to ("" for the root).
 func (kz *Kazoo) Chroot() string { return kz.conf.Chroot }
+
+// logf writes a note to Config.Logger. Operations that return one of
+// kazoo-go's sentinel errors return it bare, so callers can compare with
+// ==; the details (which znode, which session) go here.
+func (kz *Kazoo) logf(format string, args ...any) {
+	kz.logger.Printf("kazoo: "+format, args...)
+}
 
 // ---- znode helpers; every error names the path ----
 

@@ -22,9 +22,9 @@ func (cg *Consumergroup) WatchOffset(topic string, partition int32) (offset int6
 		if err == nil {
 			offset, err := parseOffset(node, data)
 			if err != nil {
-				return -1, stat.Version, watchChan(w), err
+				return -1, stat.Version, w, err
 			}
-			return offset, stat.Version, watchChan(w), nil
+			return offset, stat.Version, w, nil
 		}
 		if !errors.Is(err, ErrNoNode) {
 			return -1, -1, nil, znodeErr("get", node, err)
@@ -34,7 +34,7 @@ func (cg *Consumergroup) WatchOffset(topic string, partition int32) (offset int6
 			return -1, -1, nil, znodeErr("exists", node, err)
 		}
 		if !ok {
-			return -1, -1, watchChan(w), nil
+			return -1, -1, w, nil
 		}
 		// Created between the two reads: the exists watch is set and will
 		// fire on the next change; read the value with a data watch.

@@ -3,6 +3,7 @@ package kazoo
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 
@@ -56,7 +57,8 @@ func (cg *Consumergroup) ResetOffsets() error {
 
 // resetPartition deletes one partition's offset node and bumps its epoch in
 // one transaction. Either node may be missing; it retries when one appears
-// or vanishes meanwhile.
+// or vanishes meanwhile. A missing offset node is created and deleted in the
+// same transaction, so a commit creating it just before cannot survive.
 func (cg *Consumergroup) resetPartition(topic string, partition int32) error {
 	kz := cg.kz
 	offset := kz.offsetPath(cg.Name, topic, partition)
@@ -74,18 +76,31 @@ func (cg *Consumergroup) resetPartition(topic string, partition int32) error {
 		if err != nil {
 			return znodeErr("exists", epoch, err)
 		}
+		if hasEpoch && !hasOffset {
+			// Nothing to delete, but the owner's first commit may create the
+			// node before this transaction bumps the epoch that fences it.
+			// Creating and deleting the node here makes the transaction fail
+			// (NodeExists) if it did; the next round deletes it.
+			if err := kz.mkdirRecursive(path.Dir(offset)); err != nil {
+				return err
+			}
+			ops = append(ops, &zk.CreateRequest{Path: offset, Acl: kz.acl}, &zk.DeleteRequest{Path: offset, Version: 0})
+		}
 		if hasEpoch {
 			ops = append(ops, &zk.SetDataRequest{Path: epoch, Data: []byte("reset"), Version: -1})
 		}
 		if len(ops) == 0 {
 			return nil
 		}
+		if err := cg.hook(stepResetRead); err != nil {
+			return znodeErr("reset", offset, err)
+		}
 		resp, err := kz.conn.Multi(ops...)
 		if err == nil {
 			return nil
 		}
-		if failedOp(resp) >= 0 && errors.Is(err, zk.ErrNoNode) {
-			continue // a node vanished meanwhile: look again
+		if failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)) {
+			continue // a node vanished or appeared meanwhile: look again
 		}
 		return znodeErr("reset", offset, err)
 	}

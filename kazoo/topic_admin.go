@@ -12,8 +12,8 @@ import (
 )
 
 // Errors of topic administration. The first three are kazoo-go's, with the
-// same names; they are returned wrapped in a *ZnodeError naming the znode,
-// so compare with errors.Is.
+// same names, and are returned bare where kazoo-go returned them, so ==
+// works; the znode involved is logged (Config.Logger).
 var (
 	ErrTopicExists          = errors.New("topic already exists")
 	ErrTopicMarkedForDelete = errors.New("topic is already marked for deletion")
@@ -42,19 +42,21 @@ const MaxCreatePartitions = 100_000
 // Both znodes are written in one ZooKeeper transaction, so a topic that
 // already exists keeps its configuration. It fails with an error wrapping
 // ErrInvalidTopicName for a name Kafka refuses or one that collides with an
-// existing topic ("a.b" and "a_b"), ErrInvalidPartitionCount,
-// ErrInvalidReplicationFactor (more replicas than live brokers), or
-// ErrTopicExists, also when the topic is still marked for deletion (that
-// error wraps ErrTopicMarkedForDelete too).
+// existing topic ("a.b" and "a_b"). As kazoo-go, it returns these bare:
+// ErrInvalidPartitionCount (also above MaxCreatePartitions),
+// ErrInvalidReplicationFactor (more replicas than live brokers), and
+// ErrTopicExists, also when the topic is still marked for deletion.
 func (kz *Kazoo) CreateTopic(name string, partitionCount int, replicationFactor int, topicConfig map[string]string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
 	}
 	if partitionCount <= 0 || partitionCount > MaxCreatePartitions {
-		return fmt.Errorf("kazoo: create topic %q: %w, and at most %d: got %d", name, ErrInvalidPartitionCount, MaxCreatePartitions, partitionCount)
+		kz.logf("create topic %q: %d partitions; must be in [1, %d]", name, partitionCount, MaxCreatePartitions)
+		return ErrInvalidPartitionCount
 	}
 	if replicationFactor <= 0 {
-		return fmt.Errorf("kazoo: create topic %q: %w: got %d", name, ErrInvalidReplicationFactor, replicationFactor)
+		kz.logf("create topic %q: replication factor %d; must be > 0", name, replicationFactor)
+		return ErrInvalidReplicationFactor
 	}
 	for k := range topicConfig {
 		if k == "" {
@@ -70,7 +72,8 @@ func (kz *Kazoo) CreateTopic(name string, partitionCount int, replicationFactor 
 	}
 	for _, other := range existing {
 		if other == name {
-			return znodeErr("create", topicNode, ErrTopicExists)
+			kz.logf("create topic: %s exists", topicNode)
+			return ErrTopicExists
 		}
 		if topicNamesCollide(name, other) {
 			return fmt.Errorf("%w %q: it collides with existing topic %q (Kafka treats '.' and '_' alike in metric names)", ErrInvalidTopicName, name, other)
@@ -80,7 +83,8 @@ func (kz *Kazoo) CreateTopic(name string, partitionCount int, replicationFactor 
 	if marked, err := kz.exists(marker); err != nil {
 		return err
 	} else if marked {
-		return znodeErr("create", marker, fmt.Errorf("%w: %w", ErrTopicExists, ErrTopicMarkedForDelete))
+		kz.logf("create topic: %s is still marked for deletion (%s)", topicNode, marker)
+		return ErrTopicExists
 	}
 
 	brokers, err := kz.brokerIDList()
@@ -88,7 +92,8 @@ func (kz *Kazoo) CreateTopic(name string, partitionCount int, replicationFactor 
 		return err
 	}
 	if replicationFactor > len(brokers) {
-		return fmt.Errorf("kazoo: create topic %q: %w: replication factor %d, %d live brokers", name, ErrInvalidReplicationFactor, replicationFactor, len(brokers))
+		kz.logf("create topic %q: replication factor %d, %d live brokers", name, replicationFactor, len(brokers))
+		return ErrInvalidReplicationFactor
 	}
 	n := len(brokers)
 	assignment := assignReplicas(brokers, partitionCount, replicationFactor, rand.IntN(n), rand.IntN(n))
@@ -146,7 +151,8 @@ func (kz *Kazoo) createTopicNodes(topicNode string, assignment []byte, configNod
 		}
 		switch {
 		case failed == topicNode && errors.Is(cause, zk.ErrNodeExists):
-			return znodeErr("create", topicNode, ErrTopicExists)
+			kz.logf("create topic: %s was created meanwhile", topicNode)
+			return ErrTopicExists
 		case failed == configNode && attempt == 0 &&
 			(errors.Is(cause, zk.ErrNodeExists) || errors.Is(cause, zk.ErrNoNode)):
 			continue // the config node appeared or vanished meanwhile
@@ -195,8 +201,8 @@ func marshalPartitionMap(replicas [][]int32) ([]byte, error) {
 // DeleteTopic asks the controller to delete the topic by creating
 // /admin/delete_topics/<name>, and returns without waiting: deletion is
 // asynchronous. As in kazoo-go, the topic does not have to exist (the
-// controller drops a mark for a missing topic). It fails with an error
-// wrapping ErrTopicMarkedForDelete if the mark is already there.
+// controller drops a mark for a missing topic). It returns
+// ErrTopicMarkedForDelete (bare) if the mark is already there.
 func (kz *Kazoo) DeleteTopic(name string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
@@ -204,7 +210,8 @@ func (kz *Kazoo) DeleteTopic(name string) error {
 	marker := kz.deleteTopicPath(name)
 	err := kz.create(marker, nil, false)
 	if errors.Is(err, ErrNodeExists) {
-		return znodeErr("create", marker, ErrTopicMarkedForDelete)
+		kz.logf("delete topic: %s exists already", marker)
+		return ErrTopicMarkedForDelete
 	}
 	return err
 }
@@ -212,9 +219,9 @@ func (kz *Kazoo) DeleteTopic(name string) error {
 // DeleteTopicSync is DeleteTopic followed by a wait until the controller
 // has finished: the topic's assignment, its configuration and the deletion
 // mark are all gone, so the name can be used again. A timeout <= 0 waits
-// for ever (as kazoo-go does). It fails with an error wrapping
-// ErrDeletionTimedOut if the timeout passes first, and ErrDeletionRefused if
-// the controller dropped the mark but kept the topic.
+// for ever (as kazoo-go does). It returns ErrDeletionTimedOut (bare, as
+// kazoo-go) if the timeout passes first, and an error wrapping
+// ErrDeletionRefused if the controller dropped the mark but kept the topic.
 func (kz *Kazoo) DeleteTopicSync(name string, timeout time.Duration) error {
 	ctx := context.Background()
 	if timeout > 0 {
@@ -222,7 +229,12 @@ func (kz *Kazoo) DeleteTopicSync(name string, timeout time.Duration) error {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	return kz.DeleteTopicContext(ctx, name)
+	err := kz.DeleteTopicContext(ctx, name)
+	if errors.Is(err, ErrDeletionTimedOut) {
+		kz.logf("delete topic %q: %v", name, err)
+		return ErrDeletionTimedOut
+	}
+	return err
 }
 
 // DeleteTopicContext is DeleteTopicSync bounded by ctx instead of a

@@ -399,11 +399,10 @@ func TestIntegrationCreateTopicChroot(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := kz.CreateTopic(tt.name, tt.parts, tt.rf, map[string]string{"retention.ms": "1"})
-		if !errors.Is(err, tt.is) {
+		// kazoo-go's sentinels come bare (==); ErrInvalidTopicName, which
+		// kazoo-go did not have, comes wrapped with the name.
+		if bare := tt.is != ErrInvalidTopicName; (bare && err != tt.is) || !errors.Is(err, tt.is) {
 			t.Errorf("CreateTopic(%q, %d, %d) = %v, want %v", tt.name, tt.parts, tt.rf, err, tt.is)
-		}
-		if errors.Is(err, ErrTopicExists) && !strings.Contains(err.Error(), kz.topicPath(tt.name)) {
-			t.Errorf("error %q does not name the topic's znode", err)
 		}
 	}
 	if err := kz.CreateTopic("fresh", 1, 1, map[string]string{"": "x"}); err == nil {
@@ -431,7 +430,7 @@ func TestIntegrationCreateTopicChroot(t *testing.T) {
 	// A topic marked for deletion cannot be created again yet.
 	mustWrite(t, kz, kz.deleteTopicPath("doomed"), "")
 	err = kz.CreateTopic("doomed", 1, 1, nil)
-	if !errors.Is(err, ErrTopicExists) || !errors.Is(err, ErrTopicMarkedForDelete) || !strings.Contains(err.Error(), kz.deleteTopicPath("doomed")) {
+	if err != ErrTopicExists {
 		t.Errorf("CreateTopic of a topic marked for deletion: %v", err)
 	}
 
@@ -451,7 +450,7 @@ func TestIntegrationCreateTopicChroot(t *testing.T) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, ErrTopicExists):
+		case err != ErrTopicExists:
 			t.Errorf("concurrent CreateTopic: %v", err)
 		}
 	}
@@ -509,10 +508,10 @@ func TestIntegrationDeleteTopicChroot(t *testing.T) {
 		t.Fatal("DeleteTopic did not create the mark")
 	}
 	err := kz.DeleteTopic("a")
-	if !errors.Is(err, ErrTopicMarkedForDelete) || !strings.Contains(err.Error(), kz.deleteTopicPath("a")) {
+	if err != ErrTopicMarkedForDelete {
 		t.Fatalf("second DeleteTopic: %v", err)
 	}
-	if err := kz.DeleteTopicSync("a", time.Second); !errors.Is(err, ErrTopicMarkedForDelete) {
+	if err := kz.DeleteTopicSync("a", time.Second); err != ErrTopicMarkedForDelete {
 		t.Fatalf("DeleteTopicSync of a marked topic: %v", err)
 	}
 
@@ -546,7 +545,7 @@ func TestIntegrationDeleteTopicChroot(t *testing.T) {
 	create("d")
 	start = time.Now()
 	err = kz.DeleteTopicSync("d", 300*time.Millisecond)
-	if !errors.Is(err, ErrDeletionTimedOut) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), kz.topicPath("d")) {
+	if err != ErrDeletionTimedOut {
 		t.Fatalf("DeleteTopicSync without a controller: %v", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -585,13 +584,13 @@ func TestIntegrationCreateDeleteTopicKafka(t *testing.T) {
 			_ = kz.DeleteTopicSync(name, 30*time.Second)
 		}
 	})
-	if err := kz.CreateTopic(name, 4, 1, nil); !errors.Is(err, ErrTopicExists) {
+	if err := kz.CreateTopic(name, 4, 1, nil); err != ErrTopicExists {
 		t.Errorf("second CreateTopic: %v", err)
 	}
 	if err := kz.CreateTopic(strings.ReplaceAll(name, ".", "_"), 1, 1, nil); !errors.Is(err, ErrInvalidTopicName) {
 		t.Errorf("CreateTopic of a colliding name: %v", err)
 	}
-	if err := kz.CreateTopic(testenv.UniqueName("kazoo.admin"), 1, 2, nil); !errors.Is(err, ErrInvalidReplicationFactor) {
+	if err := kz.CreateTopic(testenv.UniqueName("kazoo.admin"), 1, 2, nil); err != ErrInvalidReplicationFactor {
 		t.Errorf("CreateTopic with more replicas than brokers: %v", err)
 	}
 

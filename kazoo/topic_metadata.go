@@ -78,7 +78,7 @@ func (kz *Kazoo) WatchTopics() (TopicList, <-chan Event, error) {
 	if err != nil {
 		return nil, nil, znodeErr("children", p, err)
 	}
-	return kz.topicList(names), watchChan(w), nil
+	return kz.topicList(names), w, nil
 }
 
 func (kz *Kazoo) topicList(names []string) TopicList {
@@ -148,7 +148,7 @@ func (t *Topic) WatchPartitions() (PartitionList, <-chan Event, error) {
 		return nil, nil, znodeErr("get", p, err)
 	}
 	list, err := t.parsePartitions(p, data)
-	return list, watchChan(w), err
+	return list, w, err
 }
 
 // Watch sets a watch on the topic's assignment znode without parsing it:
@@ -163,7 +163,7 @@ func (t *Topic) Watch() (<-chan Event, error) {
 	if err != nil {
 		return nil, znodeErr("get", p, err)
 	}
-	return watchChan(w), nil
+	return w, nil
 }
 
 func (t *Topic) parsePartitions(path string, data []byte) (PartitionList, error) {
@@ -255,7 +255,7 @@ func (p *Partition) WatchState() (*PartitionState, <-chan Event, error) {
 		return nil, nil, znodeErr("get", node, err)
 	}
 	state, err := parsePartitionState(node, data)
-	return state, watchChan(w), err
+	return state, w, err
 }
 
 // Leader returns the broker id of the partition's current leader, or -1

@@ -1,0 +1,117 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// ErrInvalidPattern: the topic pattern given to JoinConsumerGroupPattern is
+// empty or is not a regular expression Go can compile. Returned wrapped,
+// with the pattern and the reason.
+var ErrInvalidPattern = errors.New("consumergroup: invalid topic pattern")
+
+// JoinConsumerGroupPattern is JoinConsumerGroup with a whitelist instead of
+// a topic list: the instance consumes every topic whose whole name matches
+// the regular expression pattern, including topics created after it joined
+// (the topic list in ZooKeeper is watched; a new matching topic is taken up
+// as soon as its creation is seen). Kafka's internal topics
+// (__consumer_offsets, __transaction_state) are never included.
+//
+// The instance registers as Kafka's high-level consumer registered a
+// whitelist (Consumer.createMessageStreamsByFilter with a Whitelist):
+// pattern "white_list" and the expression as the subscription's only key,
+// {"<expression>": 1}. The expression is normalized as Kafka normalizes it:
+// trimmed, commas read as alternation ("a,b" is "a|b"), spaces and
+// surrounding quotes removed. It is matched with Go's regexp syntax (RE2),
+// which shares Java's common subset; lookarounds and backreferences are
+// refused with ErrInvalidPattern.
+//
+// Instances joined with a pattern and instances joined with a topic list
+// can share a group: each topic's partitions are divided between the
+// instances whose subscription covers it, and Kafka's own consumers in the
+// group read the same registrations. The other arguments, the errors and
+// the lifecycle are JoinConsumerGroup's.
+func JoinConsumerGroupPattern(name, pattern string, zookeeper []string, config *Config) (*ConsumerGroup, error) {
+	var errs []error
+	if err := validateGroupName(name); err != nil {
+		errs = append(errs, err)
+	}
+	filter, err := newTopicFilter(pattern)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(zookeeper) == 0 {
+		errs = append(errs, ErrNoZookeeper)
+	}
+	for i, addr := range zookeeper {
+		if strings.TrimSpace(addr) == "" {
+			errs = append(errs, fmt.Errorf("%w: zookeeper[%d] is empty", ErrNoZookeeper, i))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return startGroup(name, nil, filter, zookeeper, config, true)
+}
+
+// topicFilter is this instance's white_list subscription.
+type topicFilter struct {
+	expr string       // as registered: normalized as Kafka does
+	sub  subscription // read as every member reads the registration
+}
+
+// newTopicFilter normalizes and compiles pattern.
+func newTopicFilter(pattern string) (*topicFilter, error) {
+	expr := kafkaTopicRegex(pattern)
+	if expr == "" {
+		return nil, fmt.Errorf("%w: %q is empty", ErrInvalidPattern, pattern)
+	}
+	sub, err := parseSubscription(&kazoo.Registration{Pattern: kazoo.RegPatternWhiteList, Subscription: map[string]int{expr: 1}})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", ErrInvalidPattern, pattern, err)
+	}
+	return &topicFilter{expr: expr, sub: sub}, nil
+}
+
+// String returns the registered expression ("" for a nil filter).
+func (f *topicFilter) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.expr
+}
+
+// register registers this instance with its subscription: the topic list,
+// or the whitelist.
+func (cg *ConsumerGroup) register() error {
+	if cg.filter != nil {
+		return cg.instance.RegisterWhiteList(cg.filter.expr)
+	}
+	return cg.instance.Register(cg.topics)
+}
+
+// subscribedTopics returns the topics this instance consumes: the topic
+// list, or the existing topics its whitelist covers, sorted. For a
+// whitelist it reads the topic list through a watch (armed once), so a
+// topic created later wakes the manage loop.
+func (cg *ConsumerGroup) subscribedTopics(ws *watchSet) ([]string, error) {
+	if cg.filter == nil {
+		return cg.topics, nil
+	}
+	all, err := watchedRead(ws, "topics", cg.kazoo.Topics, cg.kazoo.WatchTopics)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	var topics []string
+	for _, t := range all {
+		if cg.filter.sub.includes(t.Name) {
+			topics = append(topics, t.Name)
+		}
+	}
+	slices.Sort(topics)
+	return topics, nil
+}

@@ -1,0 +1,108 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A claimed partition without a stored offset starts at Offsets.Initial.
+// That position is resolved to a real offset (the partition's oldest or
+// newest offset, asked of its leader) before the first fetch, consumed from
+// exactly there, and written to ZooKeeper at once, fenced by the claim, as
+// Kafka's own ZooKeeper consumer did. So every claimed partition has an
+// offset node, whether or not anything was ever marked in it: monitors that
+// read the offset nodes of partitions 0..n-1 by count (Burrow does) see
+// every partition, and a partition never consumed shows its real lag
+// instead of none. The same holds after an out-of-range reset: the new
+// position is written as soon as it is resolved.
+//
+// The resolved position is the first offset delivered, so committing it
+// never skips a message; a mark moves it forward as usual, and it is
+// committed until a commit at or above it succeeds (a failed first write is
+// tried again by the commit loop). The first write creates the node, so it
+// fails with a conflict if anybody wrote one meanwhile; the stored offset
+// is adopted then, as for any conflict.
+
+// startAtInitial resolves Offsets.Initial for a partition that has no stored
+// position, makes it the partition's uncommitted position and commits it.
+// Errors resolving it are reported and retried every Claim.RetryCooldown;
+// ok is false when the worker stopped or lost its claim meanwhile.
+//
+// A topic just created has no leaders for a moment, so the first retries
+// come quickly: the wait starts at Claim.InitialInterval and doubles up to
+// Claim.RetryCooldown, and failures are reported once they have lasted
+// startReportAfter.
+func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok bool) {
+	first := time.Now()
+	wait := w.cg.config.Claim.InitialInterval
+	for {
+		start, err := w.resolveInitial()
+		if err == nil {
+			owned.restartUncommitted(start)
+			w.commitStart(owned)
+			return start, true
+		}
+		if time.Since(first) >= startReportAfter {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+				fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cg.config.Offsets.Initial), err))
+		}
+		if !w.wait(wait) {
+			return 0, false
+		}
+		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
+	}
+}
+
+// startReportAfter is how long resolving a start offset may fail before the
+// failures are reported: longer than a new topic takes to get its leaders.
+const startReportAfter = 2 * time.Second
+
+// wait waits d before a retry. It returns false, early, when the worker is
+// stopped or its claim is lost (then marking it abandoned, with nothing to
+// release).
+func (w *partitionWorker) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-w.ctx.Done():
+		return false
+	case <-w.lostC:
+		w.abandon.Store(true)
+		w.claimLost.Store(true)
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// resolveInitial asks the partition's leader for the offset Offsets.Initial
+// names.
+func (w *partitionWorker) resolveInitial() (int64, error) {
+	return w.cg.client.GetOffset(w.tp.Topic, w.tp.Partition, w.cg.config.Offsets.Initial)
+}
+
+// commitStart commits a position set by restartUncommitted now, rather than
+// at the next tick of the commit loop. A conflict or a lost claim is
+// resolved by commit itself (the worker sees the seek or the loss before
+// its first delivery); failures are reported as the commit loop reports
+// them, and the commit loop tries again, since the position stays pending.
+func (w *partitionWorker) commitStart(owned *ownedOffsets) {
+	err := w.cg.offsetManager.commit(owned)
+	var conflict *OffsetConflictError
+	if err != nil && !errors.As(err, &conflict) { // conflicts are reported by commit
+		w.cg.report(err)
+	}
+}
+
+// restartUncommitted moves the partition to offset, a position not stored
+// yet, which the next commit writes even if nothing is marked. Called by
+// the worker. A seek that is pending stays pending: the offset the seek
+// adopts wins over this one.
+func (o *ownedOffsets) restartUncommitted(offset int64) {
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	o.redelivery.seek(offset, o.maxOffered.Load())
+	o.tracker.ResetUncommitted(offset)
+	o.maxOffered.Store(-1)
+}

@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	metrics "github.com/rcrowley/go-metrics"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// TestIntegrationMetrics: the group registers its metrics in the sarama
+// config's MetricRegistry, with plausible values after a short run.
+func TestIntegrationMetrics(t *testing.T) {
+	testenv.Integration(t)
+	const partitions = int32(4)
+	topic := newTopic(t, partitions)
+	counts := produce(t, topic, 400)
+	cfg := testConfig()
+	reg := metrics.NewRegistry()
+	cfg.MetricRegistry = reg
+	cg := join(t, testenv.UniqueName("g"), []string{topic}, cfg)
+	l := newLedger()
+	done := consume(t, 1, cg, l)
+	waitFor(t, 30*time.Second, "every message", func() bool { return l.distinct() >= 400 })
+	counter := func(name string) int64 {
+		if c, ok := reg.Get(name).(metrics.Counter); ok {
+			return c.Count()
+		}
+		t.Fatalf("metric %s missing or not a counter: %T", name, reg.Get(name))
+		return 0
+	}
+	gauge := func(name string) (int64, bool) {
+		g, ok := reg.Get(name).(metrics.Gauge)
+		if !ok {
+			return 0, false
+		}
+		return g.Value(), true
+	}
+	waitFor(t, 10*time.Second, "the commits to settle the lag", func() bool {
+		for p := int32(0); p < partitions; p++ {
+			if v, ok := gauge(fmt.Sprintf("zkgroup-lag-%s-%d", topic, p)); !ok || v != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if n := counter("zkgroup-claims"); n != int64(partitions) {
+		t.Errorf("zkgroup-claims = %d, want %d", n, partitions)
+	}
+	if n, _ := gauge("zkgroup-partitions-owned"); n != int64(partitions) {
+		t.Errorf("zkgroup-partitions-owned = %d, want %d", n, partitions)
+	}
+	if n := counter("zkgroup-commits"); n < int64(partitions) {
+		t.Errorf("zkgroup-commits = %d, want at least one per partition", n)
+	}
+	if n := counter("zkgroup-rebalances"); n < 1 {
+		t.Errorf("zkgroup-rebalances = %d, want at least the join", n)
+	}
+	for _, h := range []string{"zkgroup-claim-wait-ms", "zkgroup-commit-latency-ms", "zkgroup-rebalance-ms"} {
+		hist, ok := reg.Get(h).(metrics.Histogram)
+		if !ok || hist.Count() == 0 {
+			t.Errorf("histogram %s missing or empty", h)
+		} else if hist.Max() > 30_000 {
+			t.Errorf("histogram %s max %d ms: implausible", h, hist.Max())
+		}
+	}
+	if n := counter("zkgroup-offset-conflicts"); n != 0 {
+		t.Errorf("zkgroup-offset-conflicts = %d, want 0", n)
+	}
+	t.Logf("metrics: claims %d, commits %d, rebalances %d, commit latency p50 %.1f ms, claim wait max %d ms; produced %v",
+		counter("zkgroup-claims"), counter("zkgroup-commits"), counter("zkgroup-rebalances"),
+		reg.Get("zkgroup-commit-latency-ms").(metrics.Histogram).Percentile(0.5),
+		reg.Get("zkgroup-claim-wait-ms").(metrics.Histogram).Max(), counts)
+	closeGroup(t, cg)
+	<-done
+	if _, ok := gauge(fmt.Sprintf("zkgroup-lag-%s-%d", topic, 0)); ok {
+		t.Error("a lag gauge outlives the partition's ownership")
+	}
+}
