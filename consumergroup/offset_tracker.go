@@ -23,16 +23,16 @@ import (
 // Its state is guarded by one mutex it owns; waiters are woken through a
 // channel that is closed and replaced on every change.
 type offsetTracker struct {
-	mu           sync.Mutex
-	next         int64 // highest marked offset + 1, or the start offset
-	committed    int64 // next offset last stored in ZooKeeper
+	mu        sync.Mutex
+	next      int64 // highest marked offset + 1, or the start offset
+	committed int64 // next offset last stored in ZooKeeper
 	// delivered is the highest offset delivered since the start or the last
 	// Reset (-1: none). Only the partition's worker writes it (Delivered,
 	// and Reset, which the worker calls), so Delivered needs no lock; a
 	// drain reads it once the worker stopped delivering.
 	delivered atomic.Int64
-	changed      chan struct{} // made by a waiter; closed (and dropped) at the next change
-	gen          atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
+	changed   chan struct{} // made by a waiter; closed (and dropped) at the next change
+	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
 
 // newOffsetTracker returns a tracker for a partition whose stored next offset
