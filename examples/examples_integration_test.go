@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -161,6 +163,46 @@ func TestIntegrationExamples(t *testing.T) {
 	})
 }
 
+// TestIntegrationDemo runs the demo for 30 seconds in plain mode, as `make
+// demo` would for 60, and checks its story and its verdict: member 2 is
+// fenced after being cut off from ZooKeeper, its partitions move to the
+// others, it gets partitions back once it can reach ZooKeeper again, no
+// message is lost and every partition is consumed.
+func TestIntegrationDemo(t *testing.T) {
+	testenv.Integration(t)
+	bin := buildExamples(t)
+	out := runOK(t, bin, "demo", "-plain", "-duration", "30s", "-zookeeper", testenv.ZKAddr())
+
+	// The story, in this order.
+	at := 0
+	for _, step := range []string{
+		"member 2 CUT OFF from ZooKeeper",
+		"member 2 FENCED",
+		"member 2 no longer owns partitions",
+		"member 2 can reach ZooKeeper again",
+		"member 2 claimed partitions",
+		"members closed",
+	} {
+		i := strings.Index(out[at:], step)
+		if i < 0 {
+			t.Fatalf("the demo's output lacks %q after offset %d:\n%s", step, at, out)
+		}
+		at += i + len(step)
+	}
+
+	m := regexp.MustCompile(`(?m)^summary: produced=(\d+) consumed=(\d+) lost=(\d+) twice=\d+ partitions=(\d+)/(\d+) `).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no summary line:\n%s", out)
+	}
+	n := make([]int, len(m))
+	for i := 1; i < len(m); i++ {
+		n[i], _ = strconv.Atoi(m[i])
+	}
+	if produced, consumed, lost, parts, of := n[1], n[2], n[3], n[4], n[5]; produced < 1000 || consumed != produced || lost != 0 || of != 16 || parts != of {
+		t.Errorf("summary %q: want over 1000 produced, all consumed, 0 lost, 16/16 partitions\n%s", m[0], out)
+	}
+}
+
 // lockedBuffer is a bytes.Buffer that a running command may write while the
 // test reads it.
 type lockedBuffer struct {
@@ -202,7 +244,7 @@ func buildExamples(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"./consumergroup", "./consoleconsumer", "./offsets", "./producer")
+		"./consumergroup", "./consoleconsumer", "./offsets", "./producer", "./demo")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

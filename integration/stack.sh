@@ -306,6 +306,20 @@ spawn() {
 		-Dkafka.logs.dir="$LOGS" \
 		-cp "$lib/*" "$@" >>"$LOGS/$name.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/$name.pid"
+	await_exec "$name"
+}
+
+# await_exec NAME: wait until the process just started for NAME carries its
+# label. Until the forked shell has exec'd the command, its command line is
+# this script's, and alive would take it for a dead process.
+await_exec() {
+	local i pid
+	pid="$(cat "$PIDS/$1.pid")"
+	for ((i = 0; i < 100; i++)); do
+		alive "$1" && return
+		kill -0 "$pid" 2>/dev/null || return 0 # exited: the caller reports it
+		sleep 0.02
+	done
 }
 
 # zk_conf ID: the configuration of server ID (the single server when not
@@ -385,6 +399,7 @@ start_zkpeers() {
 	setsid nohup "$bin" -label zkgroup.stack=zkpeers -cuts "$CUTS" -applied "$APPLIED" "${links[@]}" \
 		>>"$LOGS/zkpeers.log" 2>&1 </dev/null &
 	echo $! >"$PIDS/zkpeers.pid"
+	await_exec zkpeers
 	local deadline=$((SECONDS + 10))
 	until [[ -f "$APPLIED" ]]; do
 		alive zkpeers || die "zkpeers exited; see $LOGS/zkpeers.log"

@@ -9,7 +9,8 @@
 // group from ZooKeeper when it exits. With -group it
 // shares the partitions with the group's other members and commits its
 // progress there. -verbose sends the group's log records (joins, claims,
-// rebalances, commits) to standard error as slog text.
+// rebalances, commits) to standard error as slog text, and sarama's log
+// with them.
 //
 // SIGINT or SIGTERM, -max messages or -timeout stop it; it then commits
 // what it printed and leaves the group before exiting.
@@ -29,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -86,7 +88,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.keys, "keys", false, "print each message as topic/partition@offset key<TAB>value")
 	fs.IntVar(&o.max, "max", 0, "exit after this many messages (0: no limit)")
 	fs.DurationVar(&o.timeout, "timeout", 0, "exit after this long (0: no limit)")
-	fs.BoolVar(&o.verbose, "verbose", false, "log the group's activity to standard error")
+	fs.BoolVar(&o.verbose, "verbose", false, "log the group's and sarama's activity to standard error")
 	o.sec = secflags.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -137,6 +139,7 @@ func run(ctx context.Context, o *options, out, logOut io.Writer) error {
 	config.Offsets.CommitInterval = time.Second
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
+		sarama.Logger = log.New(logOut, "[sarama] ", log.LstdFlags)
 		logger = slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		config.Logger = logger
 		config.Zookeeper.Logger = slog.NewLogLogger(logger.Handler().WithAttrs([]slog.Attr{slog.String("component", "zookeeper")}), slog.LevelInfo)

@@ -9,6 +9,8 @@
 //
 //	go run ./examples/consumergroup -zookeeper 127.0.0.1:2181 -group demo -topics zkgroup.test.four
 //
+// -verbose logs sarama's activity to standard error.
+//
 // It stops on SIGINT or SIGTERM, after -max messages, or after -timeout;
 // every message it printed is marked with CommitUpto, and Close commits the
 // marks before the program exits. The exit status is 1 if the group could
@@ -47,12 +49,15 @@ var (
 	maxFlag       = flag.Int("max", 0, "stop after this many messages (0: no limit)")
 	timeoutFlag   = flag.Duration("timeout", 0, "stop this long after joining the group (0: no limit)")
 	sleepFlag     = flag.Duration("sleep", 0, "simulated processing time per message")
+	verboseFlag   = flag.Bool("verbose", false, "log sarama's activity to standard error")
 )
 
 func main() {
 	flag.Parse()
 	log.SetFlags(log.LstdFlags)
-	sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	if *verboseFlag {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
 
 	config := consumergroup.NewConfig()
 	switch *initialFlag {

@@ -15,7 +15,8 @@
 // it has committed offsets for, has claimed partitions of, or whose
 // registered instances subscribe to.
 //
-// It only reads, unless given -apply-acl. The exit status is 1 if ZooKeeper
+// It only reads, unless given -apply-acl; -verbose logs sarama's activity
+// to standard error. The exit status is 1 if ZooKeeper
 // or Kafka could not be reached or a named group does not exist. To change
 // offsets (reset, import, transfer to or from Kafka), use the operator
 // command cmd/zkgroup-offsets.
@@ -39,6 +40,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"sort"
 	"strconv"
@@ -78,7 +80,11 @@ func main() {
 	aclSpec := flag.String("apply-acl", "", "set this ACL on every node of -group: recommended, open, or `scheme:id:perms,...`")
 	dryRun := flag.Bool("dry-run", true, "with -apply-acl: only list the nodes that would change")
 	sec := secflags.Register(flag.CommandLine)
+	verbose := flag.Bool("verbose", false, "log sarama's activity to standard error")
 	flag.Parse()
+	if *verbose {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
 	if (*group == "") == !*all || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "offsets: give exactly one of -group NAME and -all")
 		flag.Usage()

@@ -6,12 +6,14 @@
 // The brokers are found in ZooKeeper (/brokers/ids), as the consumers find
 // them. It prints where each message landed. The security flags (see
 // -help: TLS to ZooKeeper, -listener SASL_SSL, TLS and SASL/SCRAM to Kafka)
-// apply to every connection it opens.
+// apply to every connection it opens; -verbose logs sarama's activity to
+// standard error.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"log"
 	"os"
 	"time"
 
@@ -27,7 +29,11 @@ func main() {
 	n := flag.Int("n", 10, "number of messages")
 	prefix := flag.String("prefix", "message", "message values are \"<prefix> <i> <time>\"")
 	sec := secflags.Register(flag.CommandLine)
+	verbose := flag.Bool("verbose", false, "log sarama's activity to standard error")
 	flag.Parse()
+	if *verbose {
+		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
+	}
 	if err := run(*zookeeper, *topic, *n, *prefix, sec); err != nil {
 		fmt.Fprintln(os.Stderr, "producer:", err)
 		os.Exit(1)
