@@ -25,7 +25,9 @@ type metadataFetcher func(topics []string) (*sarama.MetadataResponse, error)
 // ZooKeeper read. partitions answers from the last answer, without a
 // request. A failed request keeps the last answer: the assignment may then
 // lag behind the cluster, which the claims make safe (an instance claims a
-// partition only after its previous owner released it).
+// partition only after its previous owner released it). An answer that
+// takes partitions away (a topic missing, fewer partitions) counts only
+// once the next answer repeats it: see confirmLosses.
 type kafkaTopics struct {
 	fetch    metadataFetcher
 	topics   []string
@@ -37,6 +39,7 @@ type kafkaTopics struct {
 
 	mu       sync.Mutex
 	snapshot map[string]topicMetadata // the last answer, by topic
+	suspect  map[string]topicMetadata // a loss seen once, kept out of snapshot until the next answer repeats it
 
 	wake     chan struct{} // capacity 1: a change not yet read
 	stop     chan struct{}
@@ -147,9 +150,52 @@ func (k *kafkaTopics) refresh() (bool, error) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.confirmLosses(snap)
 	changed := k.snapshot != nil && !maps.EqualFunc(k.snapshot, snap, topicMetadata.equal)
 	k.snapshot = snap
 	return changed, nil
+}
+
+// confirmLosses keeps the previous answer for a topic that snap shows
+// missing, or with fewer partitions, until a second answer in a row says
+// the same. Brokers update their metadata independently, and one that was
+// just restarted or is behind answers from an empty or old cache; a single
+// such answer would make this instance stop and release partitions that
+// still exist, and claim them again at the next refresh. Kafka never
+// removes partitions from a topic, so a real loss (a deleted topic) is
+// repeated by the next answer. The caller holds mu.
+func (k *kafkaTopics) confirmLosses(snap map[string]topicMetadata) {
+	for name, m := range snap {
+		prev, known := k.snapshot[name]
+		if !known || !loses(prev, m) {
+			delete(k.suspect, name)
+			continue
+		}
+		if seen, ok := k.suspect[name]; ok && seen.equal(m) {
+			delete(k.suspect, name) // confirmed
+			continue
+		}
+		if k.suspect == nil {
+			k.suspect = make(map[string]topicMetadata)
+		}
+		k.suspect[name] = m
+		snap[name] = prev
+		k.log.Info("metadata answer drops partitions of a topic; waiting for the next answer to confirm it",
+			"topic", name, "partitions", len(prev.parts), "now", len(m.parts), "err", m.err)
+	}
+}
+
+// loses reports whether next takes partitions away from prev: the topic
+// missing, or fewer partitions.
+func loses(prev, next topicMetadata) bool {
+	if prev.err != nil {
+		return false
+	}
+	var mt *missingTopicError
+	if errors.As(next.err, &mt) {
+		return true
+	}
+	return next.err == nil && len(next.parts) < len(prev.parts)
 }
 
 // parse turns one topic of an answer into the partitions the assignment

@@ -237,7 +237,7 @@ func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duratio
 	// The final commit retries transient errors for a short, bounded time.
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if err = om.commit(o); err == nil || !kazoo.IsRetryable(err) {
+		if err = om.commit(o); err == nil || !retryableCommit(err) {
 			break
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)

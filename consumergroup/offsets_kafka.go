@@ -152,7 +152,7 @@ func (om *zookeeperOffsetManager) commitKafka(o *ownedOffsets, target int64, for
 		return newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("offset %d not committed to Kafka: %w", target, err))
 	}
 	if err := om.cg.kafkaOffsets.commit(o.tp.Topic, o.tp.Partition, target); err != nil {
-		return newPartitionError(o.tp.Topic, o.tp.Partition, err)
+		return newPartitionError(o.tp.Topic, o.tp.Partition, kafkaCommitError{err})
 	}
 	o.kafka.next.Store(target)
 	o.kafka.at.Store(now.UnixNano())
@@ -206,4 +206,36 @@ func (om *zookeeperOffsetManager) hasWork(o *ownedOffsets) bool {
 		return true
 	}
 	return om.storage.usesKafka() && o.kafka.due(o.tracker.committedOffset(), time.Now())
+}
+
+// kafkaCommitError is a commit request to Kafka that failed (as opposed
+// to one the claim's fence held back).
+type kafkaCommitError struct{ err error }
+
+func (e kafkaCommitError) Error() string { return e.err.Error() }
+func (e kafkaCommitError) Unwrap() error { return e.err }
+
+// retryableCommit reports whether a failed commit may succeed if made again
+// at once: a ZooKeeper error kazoo calls retryable, or a Kafka commit that
+// failed for a reason other than the group's state or its permissions (a
+// coordinator moving or loading, a timeout, a lost connection), which
+// sarama's admin has already retried for a while.
+func retryableCommit(err error) bool {
+	if kazoo.IsRetryable(err) {
+		return true
+	}
+	var kc kafkaCommitError
+	if !errors.As(err, &kc) {
+		return false
+	}
+	for _, permanent := range []error{
+		sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration, sarama.ErrRebalanceInProgress,
+		sarama.ErrGroupAuthorizationFailed, sarama.ErrTopicAuthorizationFailed,
+		sarama.ErrOffsetMetadataTooLarge, sarama.ErrUnknownTopicOrPartition,
+	} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return true
 }
