@@ -101,6 +101,10 @@ type Config struct {
 		// ResetOffsets deletes the group's stored offsets when joining, so
 		// consumption restarts at Initial: in ZooKeeper, and with Storage
 		// kafka or dual also the group's offsets in Kafka. Default false.
+		// The ZooKeeper reset fences running members; Kafka's offsets carry
+		// no fence, so with kafka or dual storage reset only while no other
+		// member runs: a member that re-claims between the two resets reads
+		// (and in dual mode writes back) the old Kafka offset.
 		ResetOffsets bool
 
 		// Storage is where offsets are committed and read:
