@@ -61,8 +61,8 @@ func TestIntegrationKRaftZooKeeperHasNoMetadata(t *testing.T) {
 }
 
 // TestIntegrationKRaftScenarios runs upstream's scenarios, the clean
-// rebalance and added partitions on the KRaft stack, with the metadata
-// read from Kafka.
+// rebalance, the zombie and added partitions on the KRaft stack, with the
+// metadata read from Kafka.
 func TestIntegrationKRaftScenarios(t *testing.T) {
 	testenv.KRaftIntegration(t)
 	for name, test := range map[string]func(*testing.T){
@@ -71,6 +71,7 @@ func TestIntegrationKRaftScenarios(t *testing.T) {
 		"ConsumerLeavesMidStream":      TestIntegrationConsumerLeavesMidStream,
 		"OffsetsResumedAfterRestart":   TestIntegrationOffsetsResumedAfterRestart,
 		"CleanRebalance":               TestIntegrationCleanRebalance,
+		"Zombie":                       TestIntegrationZombie,
 		"PartitionsAdded":              TestIntegrationPartitionsAdded,
 	} {
 		t.Run(name, test)
