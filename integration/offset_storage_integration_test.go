@@ -9,23 +9,30 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// TestIntegrationKafkaStorageDescribe: with Offsets.Storage kafka, Kafka's
-// own kafka-consumer-groups.sh --describe shows the group, each partition's
-// committed offset exactly as the group committed it (a partition never
-// marked included, at its start offset) and the lag against the log end,
-// both while the group runs and after it closed and more was produced.
-// Nothing is written to ZooKeeper's offset nodes.
+// TestIntegrationKafkaStorageDescribe: with Offsets.Storage kafka and
+// dual, Kafka's own kafka-consumer-groups.sh --describe shows the group,
+// each partition's committed offset exactly as the group committed it (a
+// partition never marked included, at its start offset) and the lag
+// against the log end, both while the group runs and after it closed and
+// more was produced. With kafka nothing is written to ZooKeeper's offset
+// nodes; with dual they hold the same offsets.
 //
 // Skipped when java or the kafka-tools jar is missing (see groupCommandLib).
 func TestIntegrationKafkaStorageDescribe(t *testing.T) {
 	testenv.Integration(t)
 	lib := groupCommandLib(t)
+	for _, storage := range []consumergroup.OffsetStorage{consumergroup.OffsetStorageKafka, consumergroup.OffsetStorageDual} {
+		t.Run(string(storage), func(t *testing.T) { describeStorage(t, lib, storage) })
+	}
+}
+
+func describeStorage(t *testing.T, lib string, storage consumergroup.OffsetStorage) {
 	const partitions = 3
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("describe")
 	produceTo(t, topic, map[int32]int{0: 10, 1: 6}) // 2 stays empty
 
-	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageKafka))
+	cg := join(t, group, []string{topic}, storageConfig(storage))
 	l := newLedger()
 	done := consume(t, 0, cg, l)
 	waitFor(t, 20*time.Second, "every message delivered", func() bool { return l.distinct() == 16 })
@@ -47,8 +54,17 @@ func TestIntegrationKafkaStorageDescribe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(zk[topic]) != 0 {
-		t.Errorf("kafka storage wrote ZooKeeper offset nodes: %v", zk[topic])
+	switch storage {
+	case consumergroup.OffsetStorageKafka:
+		if len(zk[topic]) != 0 {
+			t.Errorf("kafka storage wrote ZooKeeper offset nodes: %v", zk[topic])
+		}
+	default:
+		for p, want := range committed {
+			if got, ok := zk[topic][p]; !ok || got != want {
+				t.Errorf("dual storage: ZooKeeper offset of partition %d = %d (present %v), want %d", p, got, ok, want)
+			}
+		}
 	}
 }
 
