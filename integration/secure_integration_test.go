@@ -125,6 +125,11 @@ func TestIntegrationSecureIntruder(t *testing.T) {
 		if err != nil || len(owners) != partitions || len(per) != 2 {
 			return false
 		}
+		for _, n := range per {
+			if n != partitions/2 { // still rebalancing: the first member holds more
+				return false
+			}
+		}
 		for _, o := range offs {
 			if o < 0 {
 				return false
