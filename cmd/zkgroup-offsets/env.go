@@ -88,6 +88,38 @@ func (e *env) existingGroup(name string) (*kazoo.Consumergroup, error) {
 	return cg, nil
 }
 
+// groupOffsets returns the existing ZooKeeper group and every offset it
+// committed.
+func (e *env) groupOffsets(name string) (*kazoo.Consumergroup, map[string]map[int32]int64, error) {
+	cg, err := e.existingGroup(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	committed, err := cg.FetchAllOffsets()
+	if err != nil {
+		return nil, nil, fmt.Errorf("offsets of group %s: %w", cg.Name, err)
+	}
+	return cg, committed, nil
+}
+
+// namedPartitions returns the partitions offsets names for topic, sorted,
+// or an error if the cluster lacks the topic or one of them.
+func (e *env) namedPartitions(topic string, offsets map[int32]int64) ([]int32, error) {
+	all, err := e.partitions(topic)
+	if err != nil {
+		return nil, err
+	}
+	want := make([]int32, 0, len(offsets))
+	for p := range offsets {
+		want = append(want, p)
+	}
+	sortInt32(want)
+	if _, err := selectPartitions(topic, all, want); err != nil {
+		return nil, err
+	}
+	return want, nil
+}
+
 // groupTopics returns the topics of a group: those it committed offsets
 // for, has claimed partitions of, or whose registered instances subscribe
 // to, sorted.

@@ -21,13 +21,9 @@ func cmdExport(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	cg, err := e.existingGroup(c.group)
+	cg, committed, err := e.groupOffsets(c.group)
 	if err != nil {
 		return err
-	}
-	committed, err := cg.FetchAllOffsets()
-	if err != nil {
-		return fmt.Errorf("offsets of group %s: %w", cg.Name, err)
 	}
 	if topics := splitList(*topicsFlag); len(topics) > 0 {
 		picked := make(map[string]map[int32]int64)

@@ -55,17 +55,8 @@ func cmdImport(args []string, out io.Writer) error {
 	var changes []change
 	var errs []error
 	for topic, parts := range f.Offsets {
-		all, err := e.partitions(topic)
+		want, err := e.namedPartitions(topic, parts)
 		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		want := make([]int32, 0, len(parts))
-		for p := range parts {
-			want = append(want, p)
-		}
-		sortInt32(want)
-		if _, err := selectPartitions(topic, all, want); err != nil {
 			errs = append(errs, err)
 			continue
 		}

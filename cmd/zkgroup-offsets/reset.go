@@ -39,13 +39,9 @@ func cmdReset(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	cg, err := e.existingGroup(c.group)
+	cg, committed, err := e.groupOffsets(c.group)
 	if err != nil {
 		return err
-	}
-	committed, err := cg.FetchAllOffsets()
-	if err != nil {
-		return fmt.Errorf("offsets of group %s: %w", cg.Name, err)
 	}
 	if *allTopics {
 		if topics, err = groupTopics(cg, committed); err != nil {

@@ -76,17 +76,7 @@ func (t *transfer) filter(offsets map[string]map[int32]int64, source string) (ma
 func (t *transfer) checkExists(offsets map[string]map[int32]int64) error {
 	var errs []error
 	for topic, parts := range offsets {
-		all, err := t.partitions(topic)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		want := make([]int32, 0, len(parts))
-		for p := range parts {
-			want = append(want, p)
-		}
-		sortInt32(want)
-		if _, err := selectPartitions(topic, all, want); err != nil {
+		if _, err := t.namedPartitions(topic, parts); err != nil {
 			errs = append(errs, err)
 		}
 	}
