@@ -2,7 +2,6 @@ package kazoo
 
 import (
 	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"strconv"
@@ -61,20 +60,10 @@ func (cg *Consumergroup) ResetOffsets() error {
 // same transaction, so a commit creating it just before cannot survive.
 func (cg *Consumergroup) resetPartition(topic string, partition int32) error {
 	kz := cg.kz
-	offset := kz.offsetPath(cg.Name, topic, partition)
-	epoch := kz.epochPath(cg.Name, topic, partition)
-	for range claimAttempts {
+	return cg.fencedOffsetChange(topic, partition, claimAttempts, func(offset, epoch string, hasOffset, hasEpoch bool) ([]any, error) {
 		var ops []any
-		hasOffset, _, err := kz.conn.Exists(offset)
-		if err != nil {
-			return znodeErr("exists", offset, err)
-		}
 		if hasOffset {
 			ops = append(ops, &zk.DeleteRequest{Path: offset, Version: -1})
-		}
-		hasEpoch, _, err := kz.conn.Exists(epoch)
-		if err != nil {
-			return znodeErr("exists", epoch, err)
 		}
 		if hasEpoch && !hasOffset {
 			// Nothing to delete, but the owner's first commit may create the
@@ -82,29 +71,15 @@ func (cg *Consumergroup) resetPartition(topic string, partition int32) error {
 			// Creating and deleting the node here makes the transaction fail
 			// (NodeExists) if it did; the next round deletes it.
 			if err := kz.mkdirRecursive(path.Dir(offset)); err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, &zk.CreateRequest{Path: offset, Acl: kz.acl}, &zk.DeleteRequest{Path: offset, Version: 0})
 		}
 		if hasEpoch {
 			ops = append(ops, &zk.SetDataRequest{Path: epoch, Data: []byte("reset"), Version: -1})
 		}
-		if len(ops) == 0 {
-			return nil
-		}
-		if err := cg.hook(stepResetRead); err != nil {
-			return znodeErr("reset", offset, err)
-		}
-		resp, err := kz.conn.Multi(ops...)
-		if err == nil {
-			return nil
-		}
-		if failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)) {
-			continue // a node vanished or appeared meanwhile: look again
-		}
-		return znodeErr("reset", offset, err)
-	}
-	return znodeErr("reset", offset, fmt.Errorf("%w: nodes kept changing", ErrClaimContended))
+		return ops, nil
+	})
 }
 
 // unionChildren lists the children of every existing node among paths,

@@ -99,24 +99,14 @@ func (cg *Consumergroup) ResetOffsetsTo(offsets map[string]map[int32]int64) erro
 // offset node, SetData or Create of the epoch node).
 func (cg *Consumergroup) setFenced(topic string, partition int32, offset int64) error {
 	kz := cg.kz
-	node := kz.offsetPath(cg.Name, topic, partition)
-	epoch := kz.epochPath(cg.Name, topic, partition)
 	data := []byte(strconv.FormatInt(offset, 10))
-	for range setAttempts {
-		hasOffset, _, err := kz.conn.Exists(node)
-		if err != nil {
-			return znodeErr("exists", node, err)
-		}
-		hasEpoch, _, err := kz.conn.Exists(epoch)
-		if err != nil {
-			return znodeErr("exists", epoch, err)
-		}
+	return cg.fencedOffsetChange(topic, partition, setAttempts, func(node, epoch string, hasOffset, hasEpoch bool) ([]any, error) {
 		var ops []any
 		if hasOffset {
 			ops = append(ops, &zk.SetDataRequest{Path: node, Data: data, Version: -1})
 		} else {
 			if err := kz.mkdirRecursive(path.Dir(node)); err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, &zk.CreateRequest{Path: node, Data: data, Acl: kz.acl})
 		}
@@ -127,14 +117,42 @@ func (cg *Consumergroup) setFenced(topic string, partition int32, offset int64) 
 			// transaction with it) if a claim creates it first; the next
 			// round then bumps it.
 			if err := kz.mkdirRecursive(path.Dir(epoch)); err != nil {
-				return err
+				return nil, err
 			}
 			ops = append(ops, &zk.CreateRequest{Path: epoch, Acl: kz.acl})
+		}
+		return ops, nil
+	})
+}
+
+// fencedOffsetChange runs one fenced change of a partition's offset node:
+// it reads whether the offset and epoch nodes exist, asks ops for the
+// transaction, and sends it as one Multi. A node (or a parent) that appears
+// or vanishes between the reads and the Multi makes it look again, at most
+// attempts times; after that the error wraps ErrClaimContended. ops
+// returning no operation means there is nothing to change.
+func (cg *Consumergroup) fencedOffsetChange(topic string, partition int32, attempts int,
+	ops func(node, epoch string, hasOffset, hasEpoch bool) ([]any, error)) error {
+	kz := cg.kz
+	node := kz.offsetPath(cg.Name, topic, partition)
+	epoch := kz.epochPath(cg.Name, topic, partition)
+	for range attempts {
+		hasOffset, _, err := kz.conn.Exists(node)
+		if err != nil {
+			return znodeErr("exists", node, err)
+		}
+		hasEpoch, _, err := kz.conn.Exists(epoch)
+		if err != nil {
+			return znodeErr("exists", epoch, err)
+		}
+		txn, err := ops(node, epoch, hasOffset, hasEpoch)
+		if err != nil || len(txn) == 0 {
+			return err
 		}
 		if err := cg.hook(stepResetRead); err != nil {
 			return znodeErr("reset", node, err)
 		}
-		resp, err := kz.conn.Multi(ops...)
+		resp, err := kz.conn.Multi(txn...)
 		if err == nil {
 			return nil
 		}
