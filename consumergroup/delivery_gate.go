@@ -1,7 +1,6 @@
 package consumergroup
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 
@@ -55,7 +54,7 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 	return true
 }
 
-// sendIf hands m to the application unless ctx ends first, waiting while
+// sendIf hands m to the application unless interrupt is closed first, waiting while
 // the gate is paused; m may be handed over only while valid() holds (nil:
 // always). valid is called before the first attempt and again
 // after every pause: a message held back while the instance was fenced off
@@ -64,10 +63,11 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 // another instance may own the partition by now. The gate opens as soon
 // as ZooKeeper answers, which may be before the manage loop has stopped the
 // old session's partitions. It reports whether m was delivered and, if not,
-// whether valid failed (invalid) rather than ctx ending.
-func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
-	// Fast path: the gate is open and the reader is waiting.
-	if paused, _, _ := g.state(); !paused && ctx.Err() == nil {
+// whether valid failed (invalid) rather than interrupt closing.
+func (g *deliveryGate) sendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
+	// Fast path: the gate is open and the reader is waiting. The caller
+	// checks for an interruption before it calls.
+	if paused, _, _ := g.state(); !paused {
 		if valid != nil && !valid() {
 			return false, true
 		}
@@ -86,7 +86,7 @@ func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMe
 			select {
 			case <-resumeC:
 				continue
-			case <-ctx.Done():
+			case <-interrupt:
 				return false, false
 			}
 		}
@@ -94,7 +94,7 @@ func (g *deliveryGate) sendIf(ctx context.Context, out chan<- *sarama.ConsumerMe
 		case out <- m:
 			return true, false
 		case <-pauseC:
-		case <-ctx.Done():
+		case <-interrupt:
 			return false, false
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // receives its result.
 func sendAsync(ctx context.Context, g *deliveryGate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
 	res := make(chan bool, 1)
-	go func() { delivered, _ := g.sendIf(ctx, out, m, nil); res <- delivered }()
+	go func() { delivered, _ := g.sendIf(ctx.Done(), out, m, nil); res <- delivered }()
 	return res
 }
 
@@ -178,7 +178,7 @@ func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
 		defer cancel()
 		out := make(chan *sarama.ConsumerMessage) // nobody reads
 		start := time.Now()
-		if delivered, _ := g.sendIf(ctx, out, &sarama.ConsumerMessage{}, nil); delivered {
+		if delivered, _ := g.sendIf(ctx.Done(), out, &sarama.ConsumerMessage{}, nil); delivered {
 			t.Fatal("send returned true with nobody reading")
 		}
 		if d := time.Since(start); d != 5*time.Second {

@@ -1,8 +1,6 @@
 package consumergroup
 
 import (
-	"context"
-	"errors"
 	"log/slog"
 	"testing"
 	"testing/synctest"
@@ -11,46 +9,73 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
+// drainingWorker is a worker in state draining with one message delivered
+// and not marked, its drain ending after timeout.
+func drainingWorker(timeout time.Duration) (*partitionWorker, *zookeeperOffsetManager, *ownedOffsets) {
+	om := &zookeeperOffsetManager{
+		cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
+		parts: make(map[topicPartition]*ownedOffsets),
+	}
+	om.cg.offsetManager = om
+	w := newBareWorker()
+	w.cg, w.tp = om.cg, topicPartition{"t", 0}
+	o := om.adopt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, -1, w)
+	o.offer(0)
+	o.delivered(0) // delivered, never marked
+	w.owned = o
+	w.drainDeadline = time.Now().Add(timeout)
+	return w, om, o
+}
+
 // TestDrainEndsWhenMarkingCannotSucceed: a partition that moves away waits
 // up to ProcessingTimeout for what it delivered to be marked, but not once
 // no mark could lead to a commit any more: the claim lost, the worker
-// abandoned (session expired), or an offset conflict (a seek). Each case
-// must end the drain at once, without a commit.
+// abandoned, the session gone, or an offset conflict (a seek). Each must
+// end the drain at once and lead where the lifecycle table says: to the
+// release without a commit, or (a conflict) to a final commit that writes
+// nothing.
 func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	cases := []struct {
-		name    string
-		event   func(o *ownedOffsets, w *partitionWorker)
-		wantErr error // nil: no error
+		name  string
+		event func(o *ownedOffsets, w *partitionWorker)
+		want  workerState
 	}{
-		{"claim lost", func(o *ownedOffsets, w *partitionWorker) { o.lost.Store(true); w.lost() }, kazoo.ErrClaimLost},
-		{"abandoned", func(_ *ownedOffsets, w *partitionWorker) { w.stop(true) }, nil},
-		{"conflict", func(o *ownedOffsets, w *partitionWorker) { o.seeking.Store(true); w.seek(3) }, nil},
+		{"claim lost", func(o *ownedOffsets, w *partitionWorker) { o.lost.Store(true); w.lost() }, stateReleasing},
+		{"abandoned", func(_ *ownedOffsets, w *partitionWorker) { w.stop(true) }, stateReleasing},
+		{"session gone", func(_ *ownedOffsets, w *partitionWorker) { w.ev.raise(eventExpiry) }, stateReleasing},
+		{"conflict", func(o *ownedOffsets, w *partitionWorker) { o.seeking.Store(true); w.seek(3) }, stateCommitting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				om := &zookeeperOffsetManager{
-					cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
-					parts: make(map[topicPartition]*ownedOffsets),
-				}
-				w := newBareWorker()
-				tp := topicPartition{"t", 0}
-				o := om.adopt(tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, -1, w)
-				o.offer(0)
-				o.delivered(0) // delivered, never marked
-
-				const timeout = time.Minute
-				start := time.Now()
-				done := make(chan error, 1)
-				go func() { done <- om.finalize(o, timeout) }()
+				w, om, o := drainingWorker(time.Minute)
+				w.stop(false) // what brought it to draining
+				w.ev.take()
+				drained := make(chan workerEvent, 1)
+				go func() { drained <- w.drain() }()
 				time.Sleep(time.Second)
+				start := time.Now()
 				c.event(o, w)
-				err := <-done
-				if took := time.Since(start); took > 2*time.Second {
+				e := <-drained
+				if took := time.Since(start); took != 0 {
 					t.Errorf("drain took %v after the event, want it to end at once", took)
 				}
-				if c.wantErr == nil && err != nil || c.wantErr != nil && !errors.Is(err, c.wantErr) {
-					t.Errorf("finalize = %v, want %v", err, c.wantErr)
+				if got := next(stateDraining, e); got != c.want {
+					t.Fatalf("drain ended with %v, leading to %v; want %v", e, got, c.want)
+				}
+				if w.drainErr != nil {
+					t.Errorf("drain error %v, want none: it was interrupted, not timed out", w.drainErr)
+				}
+				if c.want == stateCommitting {
+					if e := w.commitFinal(); e != eventFinished {
+						t.Errorf("final commit ended with %v, want finished", e)
+					}
+					if next, dirty := o.tracker.Pending(); dirty {
+						t.Errorf("offset %d still pending: the stored offset must stand", next)
+					}
+				}
+				if c.want == stateReleasing {
+					w.enter(stateReleasing)
 				}
 				if len(om.parts) != 0 {
 					t.Error("the partition is still tracked")
@@ -61,48 +86,59 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	}
 }
 
-// A drain with nothing to interrupt it still waits for its marks.
+// A drain with nothing to interrupt it waits for its marks, and a stop
+// raised again meanwhile does not end it.
 func TestDrainWaitsForMarks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		om := &zookeeperOffsetManager{
-			cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
-			parts: make(map[topicPartition]*ownedOffsets),
-		}
-		w := newBareWorker()
+		w, _, o := drainingWorker(time.Minute)
 		defer w.cancel()
-		o := om.adopt(topicPartition{"t", 0}, nil, 0, -1, w)
-		o.offer(0)
-		o.delivered(0)
 		start := time.Now()
-		done := make(chan error, 1)
-		go func() { done <- om.finalize(o, time.Minute) }()
-		time.Sleep(10 * time.Second)
+		drained := make(chan workerEvent, 1)
+		go func() { drained <- w.drain() }()
+		time.Sleep(5 * time.Second)
+		w.stop(false)
+		time.Sleep(5 * time.Second)
 		select {
-		case err := <-done:
-			t.Fatalf("drain ended before the mark or the timeout: %v", err)
+		case e := <-drained:
+			t.Fatalf("drain ended with %v before the mark or the timeout", e)
 		default:
 		}
 		if !o.mark(nil, 0) {
 			t.Fatal("mark refused")
 		}
-		// The final commit has no group to write to here and fails; only
-		// the drain's end matters.
-		<-done
+		if e := <-drained; e != eventFinished {
+			t.Errorf("drain ended with %v, want finished", e)
+		}
 		if took := time.Since(start); took != 10*time.Second {
 			t.Errorf("drain ended %v after it began, want exactly at the mark (10s)", took)
+		}
+		if w.drainErr != nil {
+			t.Errorf("drain error %v, want none", w.drainErr)
 		}
 	})
 }
 
-// newBareWorker is a worker with its channels and nothing running, for
-// tests of the offset manager's side of the lifecycle.
+// A drain whose marks never come ends at Offsets.ProcessingTimeout with an
+// error naming the outstanding offsets, and goes on to the final commit.
+func TestDrainTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w, _, _ := drainingWorker(30 * time.Second)
+		defer w.cancel()
+		start := time.Now()
+		if e := w.drain(); e != eventFinished {
+			t.Errorf("drain ended with %v, want finished", e)
+		}
+		if took := time.Since(start); took != 30*time.Second {
+			t.Errorf("drain ended after %v, want the timeout (30s)", took)
+		}
+		if w.drainErr == nil {
+			t.Error("no error for the marks that never came")
+		}
+	})
+}
+
+// newBareWorker is a worker with its events and nothing running, for tests
+// of the offset manager's and the sinks' side of the lifecycle.
 func newBareWorker() *partitionWorker {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &partitionWorker{
-		ctx: ctx, cancel: cancel,
-		seekC:    make(chan int64, 1),
-		lostC:    make(chan struct{}),
-		abandonC: make(chan struct{}),
-		done:     make(chan struct{}),
-	}
+	return newWorker(nil, topicPartition{})
 }

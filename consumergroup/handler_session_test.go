@@ -222,8 +222,8 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				if len(h.claims) != 0 || len(s.Claims()) != 0 {
 					t.Error("a claim started")
 				}
-				if got := w.abandon.Load() && w.claimLost.Load(); got != c.wantLost {
-					t.Errorf("worker abandoned with its claim lost: %v, want %v", got, c.wantLost)
+				if got := w.ev.has(eventLoss); got != c.wantLost {
+					t.Errorf("worker's claim lost: %v, want %v", got, c.wantLost)
 				}
 			})
 		})

@@ -208,42 +208,33 @@ func (om *zookeeperOffsetManager) drop(tp topicPartition, o *ownedOffsets) {
 }
 
 // finalize waits up to timeout for every delivered message of o to be
-// marked, commits, and stops tracking o.
+// marked, commits, and stops tracking o: FinalizePartition, for partitions
+// without a worker. A worker drains and commits in states of its own (see
+// worker_lifecycle.go), with finalCommit.
 func (om *zookeeperOffsetManager) finalize(o *ownedOffsets, timeout time.Duration) error {
-	defer om.drop(o.tp, o)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	if o.worker != nil {
-		// The drain ends as soon as nothing marked from now on could be
-		// committed: a lost claim, an abandon (expiry), a conflict.
-		go func() {
-			select {
-			case <-o.worker.drainInterrupted(ctx.Done()):
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	drainErr := o.tracker.Drain(ctx)
-	interrupted := drainErr != nil && ctx.Err() == context.Canceled
 	cancel()
-	switch {
-	case o.lost.Load():
-		return newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("claim lost while draining: %w", kazoo.ErrClaimLost))
-	case o.worker != nil && o.worker.abandon.Load():
-		return nil // the session is gone: no final commit
-	case interrupted:
-		drainErr = nil // a conflict: the stored offset stands, marks are refused
+	err := om.finalCommit(o)
+	if drainErr != nil {
+		return errors.Join(drainErr, err)
 	}
-	// The final commit retries transient errors for a short, bounded time.
+	return err
+}
+
+// finalCommit commits what o has marked and stops tracking o. It retries
+// transient errors for a short, bounded time. A claim found lost is an
+// error wrapping kazoo.ErrClaimLost (and o.lost is set); nothing is written
+// for a partition whose stored offset changed underneath (a seek pending:
+// the stored offset stands).
+func (om *zookeeperOffsetManager) finalCommit(o *ownedOffsets) error {
+	defer om.drop(o.tp, o)
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		if err = om.commit(o); err == nil || !retryableCommit(err) {
 			break
 		}
 		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
-	}
-	if drainErr != nil {
-		return errors.Join(drainErr, err)
 	}
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,156 +23,173 @@ type topicPartition struct {
 
 // partitionWorker owns one assigned partition for as long as it stays
 // assigned here: it claims it, consumes it, and on stop drains, commits and
-// releases it. One goroutine (run) owns its state; the manage loop stops it
-// through cancel, the offset manager talks to it through seekC and lostC.
+// releases it. Its life is the state machine of worker_lifecycle.go, run by
+// one goroutine (run); everybody else talks to it through its events (stop,
+// seek, lost), and it waits for nothing else.
 type partitionWorker struct {
 	cg     *ConsumerGroup
 	tp     topicPartition
 	prev   *partitionWorker // a predecessor for the same partition still stopping
-	ctx    context.Context
+	log    *slog.Logger
+	ctx    context.Context // ended by stop, abandon, loss and expiry
 	cancel context.CancelFunc
+	ev     *workerEvents
 	exited chan<- *partitionWorker // told when the worker ends on its own
 
-	// abandon: stop without the final commit (the session expired or is
-	// cut off, or the claim was lost). abandonC is closed with it by stop.
-	abandon     atomic.Bool
-	abandonC    chan struct{}
-	abandonOnce sync.Once
-	// claimLost: the epoch moved; there is nothing to release.
-	claimLost atomic.Bool
+	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
+	stopOnce sync.Once
 
-	pending  atomic.Bool   // set after cancel, lostC or seekC fired: pump checks them
-	seekC    chan int64    // the offset manager adopted a stored offset: resume there
-	lostC    chan struct{} // the offset manager saw the epoch move: stop now
-	lostOnce sync.Once
-	pcClosed chan struct{} // closed once the last partition consumer is closed (run's goroutine sets it)
-	done     chan struct{} // closed when run returns
-	claimed  chan struct{} // closed once the partition is claimed (or run returns first)
-	started  time.Time     // when the worker started: the claim wait's origin
-	hwm      atomic.Int64  // the partition's high-water mark, as last seen by pump
+	done    chan struct{} // closed when run returns
+	claimed chan struct{} // closed once the partition is claimed (or run returns first)
+	started time.Time     // when the worker started: the claim wait's origin
+	hwm     atomic.Int64  // the partition's high-water mark, as last seen by pump
 
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's claimSink (Messages(), or the claim's own channel).
 	out chan<- *sarama.ConsumerMessage
 
-	// handOver is cancelled by seek and lost, so a hand-over blocked on a
-	// reader (or on the fence) gives up at once instead of handing out a
-	// message of a position or a claim that is gone. pump makes a new one
-	// each time it starts.
-	handOverMu     sync.Mutex
-	handOverCancel context.CancelFunc
+	// What the states pass on to each other; run's goroutine only.
+	claim         *kazoo.PartitionClaim // the claim, once held
+	owned         *ownedOffsets         // the tracked offsets, once read
+	sink          claimSink             // open while messages may be handed out
+	stopWatch     chan struct{}         // ends the claim watch
+	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
+	drainErr      error                 // the drain's timeout, reported with the final commit
+	resumeAt      int64                 // the target of the last seek taken while consuming
+	spcClosed     chan struct{}         // closed once the last partition consumer is closed
 }
 
 func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &partitionWorker{
-		cg: cg, tp: tp, prev: prev, ctx: ctx, cancel: cancel, exited: exited,
-		seekC:    make(chan int64, 1),
-		lostC:    make(chan struct{}),
-		abandonC: make(chan struct{}),
-		done:     make(chan struct{}),
-		claimed:  make(chan struct{}),
-		started:  time.Now(),
-	}
+	w := newWorker(cg, tp)
+	w.prev, w.exited = prev, exited
 	go w.run()
 	return w
 }
 
-// stop asks the worker to stop; abandon skips the final commit and release.
-// It does not wait: see done.
-func (w *partitionWorker) stop(abandon bool) {
-	if abandon {
-		w.abandon.Store(true)
-		w.abandonOnce.Do(func() { close(w.abandonC) })
+func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &partitionWorker{
+		cg: cg, tp: tp, ctx: ctx, cancel: cancel,
+		ev:      newWorkerEvents(cancel),
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+		claimed: make(chan struct{}),
+		started: time.Now(),
 	}
-	w.cancel()
-	w.pending.Store(true)
+	if cg != nil && cg.log != nil {
+		w.log = cg.log.With("topic", tp.Topic, "partition", tp.Partition)
+	} else {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	return w
+}
+
+// stop asks the worker to stop: after a drain and a final commit, or
+// without them (abandon). It does not wait: see done.
+func (w *partitionWorker) stop(abandon bool) {
+	w.stopOnce.Do(func() { close(w.stopped) })
+	if abandon {
+		w.ev.raise(eventAbandon)
+	}
+	w.ev.raise(eventStop)
 }
 
 // seek tells the worker to resume at offset (negative: Offsets.Initial).
-func (w *partitionWorker) seek(offset int64) {
-	select {
-	case <-w.seekC: // a newer target replaces an unread one
-	default:
-	}
-	w.seekC <- offset
-	w.pending.Store(true)
-	w.interruptHandOver()
-}
+func (w *partitionWorker) seek(offset int64) { w.ev.raiseSeek(offset) }
 
 // lost tells the worker its claim is gone.
-func (w *partitionWorker) lost() {
-	w.lostOnce.Do(func() { close(w.lostC) })
-	w.pending.Store(true)
-	w.interruptHandOver()
+func (w *partitionWorker) lost() { w.ev.raise(eventLoss) }
+
+// claimEnded reports whether a worker that ended on its own did so because
+// its claim ended (lost, or the session holding it gone) rather than
+// because of an error. Read it after the worker's exit was received.
+func (w *partitionWorker) claimEnded() bool {
+	return w.ev.has(eventLoss) || w.ev.has(eventExpiry) || w.ev.has(eventAbandon)
 }
 
-// drainInterrupted returns a channel closed as soon as waiting for marks
-// can no longer lead to a commit: the claim is lost, the worker is
-// abandoned (the session expired), or the offset manager asked for a seek
-// (an offset conflict, after which marks are refused). Its goroutine ends
-// when done is closed.
-func (w *partitionWorker) drainInterrupted(done <-chan struct{}) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		select {
-		case <-w.lostC:
-		case <-w.abandonC:
-		case <-w.seekC: // nobody else reads it once pump has returned
-		case <-done:
-			return
-		}
-		close(out)
-	}()
-	return out
-}
-
-// newHandOver returns the context for pump's hand-overs, replacing the
-// previous one. An interruption that came before it is seen through the
-// pending flag, which pump checks before every hand-over.
-func (w *partitionWorker) newHandOver() context.Context {
-	ctx, cancel := context.WithCancel(w.ctx)
-	w.handOverMu.Lock()
-	if w.handOverCancel != nil {
-		w.handOverCancel()
-	}
-	w.handOverCancel = cancel
-	w.handOverMu.Unlock()
-	return ctx
-}
-
-func (w *partitionWorker) interruptHandOver() {
-	w.handOverMu.Lock()
-	if w.handOverCancel != nil {
-		w.handOverCancel()
-	}
-	w.handOverMu.Unlock()
-}
-
+// run drives the worker through its states until done.
 func (w *partitionWorker) run() {
 	defer close(w.done)
-	defer func() {
-		select {
-		case <-w.claimed:
-		default:
-			close(w.claimed) // never claimed: nobody waits for it any more
+	st := stateClaiming
+	for st != stateDone {
+		e := w.runState(st)
+		n := next(st, e)
+		if n != st {
+			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
+			w.enter(n)
 		}
-	}()
-	defer func() {
-		if w.pcClosed != nil {
-			<-w.pcClosed
-		}
-	}()
-	defer func() {
-		if w.ctx.Err() == nil {
-			// Ended on its own (permanent claim error, claim lost, session
-			// replaced): the manage loop decides whether to start it again.
-			w.exitOnItsOwn()
-		}
-		w.cancel()
-	}()
-	log := w.cg.log.With("topic", w.tp.Topic, "partition", w.tp.Partition)
+		st = n
+	}
+	if w.spcClosed != nil {
+		<-w.spcClosed
+	}
+	select {
+	case <-w.claimed:
+	default:
+		close(w.claimed) // never claimed: nobody waits for it any more
+	}
+	w.cancel()
+	select {
+	case <-w.stopped:
+	default:
+		// Ended on its own (a permanent claim error, the claim lost, the
+		// session gone): the manage loop decides whether to start it again.
+		w.exitOnItsOwn()
+	}
+}
 
+// runState does the work of state st and returns the event that ends it.
+func (w *partitionWorker) runState(st workerState) workerEvent {
+	switch st {
+	case stateClaiming:
+		return w.claimPartition()
+	case stateConsuming:
+		return w.consumePartition()
+	case stateDraining:
+		return w.drain()
+	case stateCommitting:
+		return w.commitFinal()
+	case stateReleasing:
+		return w.release()
+	}
+	panic("partition worker: no work for state " + st.String())
+}
+
+// enter does what entering state st takes, whatever the event.
+func (w *partitionWorker) enter(st workerState) {
+	switch st {
+	case stateDraining:
+		w.closeSink() // nothing more is handed out: the drain waits for marks
+		w.drainDeadline = time.Now().Add(w.cg.config.Offsets.ProcessingTimeout)
+	case stateReleasing:
+		w.closeSink()
+		if w.stopWatch != nil {
+			close(w.stopWatch) // before the release: ours is not a loss
+			w.stopWatch = nil
+		}
+		if w.owned != nil {
+			// Not committed (an abandon, a loss, the session gone): what
+			// was marked is delivered again by the next owner. After a
+			// final commit, untracking it again is harmless.
+			w.cg.offsetManager.drop(w.tp, w.owned)
+		}
+	case stateDone:
+		if w.claim != nil {
+			w.cg.met().dropLag(w.tp)
+		}
+	}
+}
+
+// takeOr takes the most urgent pending event, or returns def if none is.
+func (w *partitionWorker) takeOr(def workerEvent) workerEvent {
+	if e, _, ok := w.ev.take(); ok {
+		return e
+	}
+	return def
+}
+
+// claimPartition is state claiming: wait for the predecessor, then claim.
+func (w *partitionWorker) claimPartition() workerEvent {
 	if w.prev != nil {
 		select {
 		case <-w.prev.done:
@@ -179,381 +197,127 @@ func (w *partitionWorker) run() {
 			// Our done must imply the predecessor's: the manage loop tracks
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
-			return
+			return w.takeOr(eventStop)
 		}
 	}
-
 	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, e)
 	})
 	if err != nil {
-		if w.ctx.Err() == nil { // a permanent claim error
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+		if w.ctx.Err() != nil {
+			return w.takeOr(eventStop)
 		}
-		return
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
+		return eventFailed
 	}
-	log.Info("claimed", "epoch", pc.Epoch)
+	w.claim = pc
+	w.log.Info("claimed", "epoch", pc.Epoch)
 	w.cg.met().claims.Inc(1)
 	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
 	close(w.claimed)
-	defer w.cg.met().dropLag(w.tp)
+	return eventFinished
+}
 
-	defer func() {
-		// Release unless the claim is provably gone: only a moved epoch or
-		// a replaced (or closed) session proves that. A fenced instance
-		// whose session survives still owns the node, and must delete it.
-		sess, _ := w.cg.kazoo.Session()
-		switch {
-		case sess.Status == kazoo.SessionClosed || sess.ID != pc.SessionID:
-			log.Info("stopped; the session holding the claim is gone, nothing to release")
-		case w.claimLost.Load():
-			// The epoch moved, but the owner node may still be ours (a
-			// reset bumps only the epoch): nobody else could delete it, so
-			// delete it unless the epoch moves again meanwhile. No newer
-			// claim of ours exists: a successor waits for this worker's
-			// done. Not abandoned on a timeout, for that reason: the call
-			// ends when ZooKeeper answers or the session closes.
-			if err := w.cg.instance.ReleaseAfterLoss(pc); err != nil {
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release after the claim was lost: %w", err))
-				return
+// drain is state draining: wait until every message handed out is marked,
+// up to Offsets.ProcessingTimeout, or until an event says no mark could be
+// committed any more.
+func (w *partitionWorker) drain() workerEvent {
+	if w.owned == nil {
+		return w.takeOr(eventFinished)
+	}
+	for {
+		wake := w.ev.wait()
+		if e, _, ok := w.ev.take(); ok {
+			if next(stateDraining, e) != stateDraining {
+				return e
 			}
-			log.Info("stopped; the claim was lost, its owner node is gone")
-		default:
-			if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
-				return
-			}
-			log.Info("released")
+			continue // a stop while stopping
 		}
-	}()
-
-	stored, err := w.readOffset()
-	if err != nil {
-		return // ctx ended
-	}
-	owned := w.cg.offsetManager.adopt(w.tp, pc, stored.start(), stored.zkVersion, w)
-	owned.kafka.next.Store(stored.kafkaNext)
-	stopWatch := make(chan struct{})
-	defer close(stopWatch) // before the release above: ours is not a loss
-	go w.watchClaim(pc, owned, stopWatch)
-	w.alignStores(owned, stored)
-	sink := w.cg.claimSink()
-	if w.out = sink.open(w, owned, stored.start()); w.out != nil {
-		w.consume(owned, stored.start())
-		sink.close(w) // nothing more is handed out: the drain below waits for marks
-	}
-
-	if paused, _, _ := w.cg.gate.state(); paused {
-		// Fenced off from ZooKeeper: waiting for marks and a final commit
-		// would only hold up a rebalance or Close (what was marked is
-		// delivered again). The release is still tried, within the session
-		// timeout: if the session survives, the owner node is still ours.
-		log.Warn("stopping while fenced off from ZooKeeper: no final commit")
-		w.abandon.Store(true)
-	}
-	if w.abandon.Load() {
-		w.cg.offsetManager.drop(w.tp, owned)
-		log.Info("dropped without a final commit")
-		return
-	}
-	if err := w.cg.offsetManager.finalize(owned, w.cg.config.Offsets.ProcessingTimeout); err != nil {
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
-	}
-	if owned.lost.Load() {
-		w.claimLost.Store(true) // the epoch moved during the final commit
+		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
+		go func() {
+			select {
+			case <-wake:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		err := w.owned.tracker.Drain(ctx)
+		cancel()
+		if errors.Is(err, context.Canceled) {
+			continue // woken by an event: take it
+		}
+		w.drainErr = err // nil, or the timeout naming the outstanding offsets
+		return eventFinished
 	}
 }
 
-// claimEnded reports whether a worker that ended on its own did so because
-// its claim ended (lost, or the session holding it replaced) rather than
-// because of an error. Read it after the worker's exit was received.
-func (w *partitionWorker) claimEnded() bool {
-	return w.abandon.Load() || w.claimLost.Load()
+// commitFinal is state committing: commit what was marked, unless an event
+// since the drain says the claim may no longer be ours.
+func (w *partitionWorker) commitFinal() workerEvent {
+	for {
+		e, _, ok := w.ev.take()
+		if !ok {
+			break
+		}
+		if next(stateCommitting, e) != stateCommitting {
+			return e
+		}
+	}
+	if w.owned == nil {
+		return eventFinished
+	}
+	err := w.cg.offsetManager.finalCommit(w.owned)
+	var conflict *OffsetConflictError
+	if errors.As(err, &conflict) {
+		err = nil // commit reported it already
+	}
+	if err = errors.Join(w.drainErr, err); err != nil {
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+	}
+	if w.owned.lost.Load() {
+		w.ev.raise(eventLoss) // the epoch moved during the final commit
+		return w.takeOr(eventLoss)
+	}
+	return eventFinished
+}
+
+// release is state releasing: give the claim up as releaseFor says.
+func (w *partitionWorker) release() workerEvent {
+	pc := w.claim
+	sess, _ := w.cg.kazoo.Session()
+	switch releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.ev.has(eventLoss)) {
+	case releaseNothing:
+		w.log.Info("stopped; the session holding the claim is gone, nothing to release")
+	case releaseAfterLoss:
+		// No newer claim of ours exists: a successor waits for this
+		// worker's done. Not abandoned on a timeout, for that reason: the
+		// call ends when ZooKeeper answers or the session closes.
+		if err := w.cg.instance.ReleaseAfterLoss(pc); err != nil {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release after the claim was lost: %w", err))
+			return eventFailed
+		}
+		w.log.Info("stopped; the claim was lost, its owner node is gone")
+	default:
+		if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+			return eventFailed
+		}
+		w.log.Info("released")
+	}
+	return eventFinished
+}
+
+// closeSink ends the hand-over: nothing more is sent to the sink's channel.
+func (w *partitionWorker) closeSink() {
+	if w.sink != nil {
+		w.sink.close(w)
+		w.sink = nil
+	}
 }
 
 func (w *partitionWorker) exitOnItsOwn() {
 	select {
 	case w.exited <- w:
-	case <-w.ctx.Done():
+	case <-w.stopped:
 	}
-}
-
-// readOffset reads the committed offsets from the stores in use, retrying
-// (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
-// or a Kafka coordinator that does not answer, is reported and the
-// partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (storedOffsets, error) {
-	for {
-		stored, err := w.cg.readStored(w.tp)
-		if err == nil {
-			return stored, nil
-		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
-		if !w.cooldown() {
-			return stored, context.Canceled
-		}
-	}
-}
-
-// cooldown waits Claim.RetryCooldown before a retry. It returns false,
-// early, when the worker is stopped or its claim is lost (then marking it
-// abandoned, with nothing to release).
-func (w *partitionWorker) cooldown() bool {
-	return w.wait(w.cg.config.Claim.RetryCooldown)
-}
-
-// await waits for ready. It returns false, early, when the worker is
-// stopped or its claim is lost (then marking it abandoned, with nothing to
-// release).
-func (w *partitionWorker) await(ready <-chan struct{}) bool {
-	select {
-	case <-ready:
-		return true
-	case <-w.ctx.Done():
-		return false
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
-		return false
-	}
-}
-
-// consume fetches from next (negative: Offsets.Initial) and delivers until
-// the worker is stopped or its claim is lost, following seeks.
-func (w *partitionWorker) consume(owned *ownedOffsets, next int64) {
-	start := next
-	for {
-		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
-			var ok bool
-			if start, ok = w.startAtInitial(owned); !ok {
-				return
-			}
-		}
-		// The partition consumer starts after the directly fetched prefix;
-		// start itself moves only once the prefix is handed to pump, so a
-		// failed open fetches the prefix again instead of skipping it.
-		prefix := w.fastStart(start)
-		from := start
-		if len(prefix) > 0 {
-			from = prefix[len(prefix)-1].Offset + 1
-		}
-		spc, err := w.open(owned, from)
-		if err != nil {
-			if w.ctx.Err() != nil {
-				return
-			}
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", from, err))
-			if !w.cooldown() {
-				return
-			}
-			continue
-		}
-		resume, stop := w.pump(owned, spc, prefix, start)
-		if stop {
-			// sarama closes a partition consumer only after its broker's
-			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
-			// beside the final commit and release, not before them. run
-			// waits for it before done, so a successor can consume again.
-			w.pcClosed = make(chan struct{})
-			go func() {
-				defer close(w.pcClosed)
-				closePartitionConsumer(spc)
-			}()
-			return
-		}
-		closePartitionConsumer(spc)
-		start = resume
-	}
-}
-
-// closePartitionConsumer closes spc and drains both of its channels at
-// once: sarama blocks on a full errors channel before it closes messages.
-func closePartitionConsumer(spc sarama.PartitionConsumer) {
-	spc.AsyncClose()
-	msgs, errs := spc.Messages(), spc.Errors()
-	for msgs != nil || errs != nil {
-		select {
-		case _, ok := <-msgs:
-			if !ok {
-				msgs = nil
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-			}
-		}
-	}
-}
-
-// open starts the sarama partition consumer at start. A stored offset out of
-// the log's range is reported and replaced by Offsets.Initial, as upstream
-// does, resolved to a real offset: the new position is committed at once
-// (see startAtInitial), and later marks commit from it.
-func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
-	if start < 0 {
-		start = w.cg.config.Offsets.Initial
-	}
-	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
-	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
-		initial := w.cg.config.Offsets.Initial
-		resolved, rerr := w.resolveInitial()
-		if rerr != nil {
-			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
-		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
-		owned.restartUncommitted(resolved)
-		w.commitStart(owned)
-		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
-	}
-	return spc, err
-}
-
-func offsetName(o int64) string {
-	switch o {
-	case sarama.OffsetOldest:
-		return "the oldest offset"
-	case sarama.OffsetNewest:
-		return "the newest offset"
-	}
-	return fmt.Sprint(o)
-}
-
-// fastStart returns the first batch at start through a direct fetch (see
-// firstFetch), or nothing when that does not apply or fails: the partition
-// consumer then starts at start as usual.
-func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
-	msgs, err := w.cg.fetcher.fetch(w.ctx, w.tp.Topic, w.tp.Partition, start)
-	if err != nil {
-		w.cg.log.Debug("direct first fetch failed; using the partition consumer", "topic", w.tp.Topic,
-			"partition", w.tp.Partition, "offset", start, "err", err)
-		return nil
-	}
-	return msgs
-}
-
-// pump hands prefix, then messages from spc, to the worker's output until something
-// ends it. It returns where to resume and whether to stop instead.
-//
-// While messages are ready it takes them without a full select; the control
-// channels are read whenever the pending flag says one of them fired, and
-// in the blocking select when no message is ready.
-func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, stop bool) {
-	last := int64(-1)
-	msgs := spc.Messages()
-	out := w.output()
-	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
-	handOver := w.newHandOver()
-	var held *sarama.ConsumerMessage // not handed over yet: offered again first
-	for {
-		if w.pending.Load() {
-			if resume, stop, ok := w.interrupted(owned); ok {
-				return resume, stop
-			}
-		}
-		var m *sarama.ConsumerMessage
-		var open bool
-		if held != nil {
-			m, held = held, nil
-		} else if len(prefix) > 0 {
-			m, prefix, open = prefix[0], prefix[1:], true
-		} else {
-			select {
-			case m, open = <-msgs:
-			default:
-				select {
-				case <-w.ctx.Done():
-					return 0, true
-				case <-w.lostC:
-					w.abandon.Store(true)
-					w.claimLost.Store(true)
-					return 0, true
-				case to := <-w.seekC:
-					owned.restart(to)
-					return to, false
-				case err, ok := <-spc.Errors():
-					if ok && err != nil {
-						w.cg.report(err)
-					}
-					continue
-				case m, open = <-msgs:
-				}
-			}
-			if !open { // sarama gave up on the partition (e.g. out of range): reopen
-				if last >= 0 {
-					return last + 1, false
-				}
-				return start, false
-			}
-		}
-		w.hwm.Store(spc.HighWaterMarkOffset())
-		delivered, stop := w.deliver(handOver, out, owned, m, valid)
-		switch {
-		case stop:
-			return 0, true
-		case delivered:
-			last = m.Offset
-		default:
-			// The hand-over was cut short. A stop, loss or seek is visible
-			// on its channel before it cancels the hand-over: act on it.
-			// Otherwise the cancel was meant for an earlier pump (a seek it
-			// took from seekC itself): m was not handed over and must not be
-			// skipped, or a later mark would commit past it.
-			if resume, stop, ok := w.interrupted(owned); ok {
-				return resume, stop
-			}
-			handOver = w.newHandOver()
-			held = m
-		}
-	}
-}
-
-// interrupted handles a pending stop, claim loss or seek without waiting;
-// ok says whether one was pending.
-func (w *partitionWorker) interrupted(owned *ownedOffsets) (resume int64, stop, ok bool) {
-	w.pending.Store(false)
-	select {
-	case <-w.ctx.Done():
-		return 0, true, true
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
-		return 0, true, true
-	case to := <-w.seekC:
-		owned.restart(to)
-		return to, false, true
-	default:
-		return 0, false, false
-	}
-}
-
-// output is where pump hands messages: out, or Messages() for a worker
-// that was not opened through a sink (tests driving pump directly).
-func (w *partitionWorker) output() chan<- *sarama.ConsumerMessage {
-	if w.out != nil {
-		return w.out
-	}
-	return w.cg.messages
-}
-
-// deliver hands m to the application (on out), waiting while the instance
-// is fenced.
-// It stops the worker (stop) when the session holding the claim is gone:
-// someone else may own the partition by now.
-// ctx is pump's hand-over context: a seek or a loss ends the wait.
-func (w *partitionWorker) deliver(ctx context.Context, out chan<- *sarama.ConsumerMessage, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool) (delivered, stop bool) {
-	owned.offer(m.Offset)
-	owned.redelivery.offered(m)
-	// valid (the claim's session is the current one) is checked before the
-	// hand-over and again after every pause.
-	delivered, stale := w.cg.gate.sendIf(ctx, out, m, valid)
-	if stale {
-		w.abandon.Store(true)
-		return false, true
-	}
-	if !delivered {
-		return false, false // stopped, seeking or lost while waiting; pump sees why
-	}
-	owned.delivered(m.Offset)
-	return true, false
 }

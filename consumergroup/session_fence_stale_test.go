@@ -24,7 +24,7 @@ func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 		type result struct{ delivered, invalid bool }
 		res := make(chan result, 1)
 		go func() {
-			d, i := g.sendIf(t.Context(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
+			d, i := g.sendIf(t.Context().Done(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
 			res <- result{d, i}
 		}()
 
@@ -48,11 +48,11 @@ func TestDeliveryGateSendIfChecksBeforeFirstAttempt(t *testing.T) {
 		g := newDeliveryGate()
 		out := make(chan *sarama.ConsumerMessage, 1)
 		m := &sarama.ConsumerMessage{Offset: 1}
-		if d, i := g.sendIf(t.Context(), out, m, func() bool { return true }); !d || i {
+		if d, i := g.sendIf(t.Context().Done(), out, m, func() bool { return true }); !d || i {
 			t.Fatalf("valid: sendIf = (%v, %v), want (true, false)", d, i)
 		}
 		<-out
-		if d, i := g.sendIf(t.Context(), out, m, func() bool { return false }); d || !i {
+		if d, i := g.sendIf(t.Context().Done(), out, m, func() bool { return false }); d || !i {
 			t.Fatalf("invalid: sendIf = (%v, %v), want (false, true)", d, i)
 		}
 		if len(out) != 0 {

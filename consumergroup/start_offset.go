@@ -58,18 +58,13 @@ func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok b
 // failures are reported: longer than a new topic takes to get its leaders.
 const startReportAfter = 2 * time.Second
 
-// wait waits d before a retry. It returns false, early, when the worker is
-// stopped or its claim is lost (then marking it abandoned, with nothing to
-// release).
+// wait waits d before a retry. It returns false, early, when the worker's
+// context ends (stop, abandon, loss, expiry).
 func (w *partitionWorker) wait(d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-w.ctx.Done():
-		return false
-	case <-w.lostC:
-		w.abandon.Store(true)
-		w.claimLost.Store(true)
 		return false
 	case <-t.C:
 		return true

@@ -1,0 +1,307 @@
+package consumergroup
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/IBM/sarama"
+)
+
+// consumePartition is state consuming: read and track the committed offset,
+// open the hand-over, then fetch and hand messages out, following seeks,
+// until an event ends it.
+func (w *partitionWorker) consumePartition() workerEvent {
+	stored, err := w.readOffset()
+	if err != nil {
+		return w.takeOr(eventStop) // the worker's context ended: an event says why
+	}
+	owned := w.cg.offsetManager.adopt(w.tp, w.claim, stored.start(), stored.zkVersion, w)
+	owned.kafka.next.Store(stored.kafkaNext)
+	w.owned = owned
+	w.stopWatch = make(chan struct{})
+	go w.watchClaim(w.claim, owned, w.stopWatch)
+	w.alignStores(owned, stored)
+	sink := w.cg.claimSink()
+	if w.out = sink.open(w, owned, stored.start()); w.out == nil {
+		return w.endConsuming(owned) // nothing will be handed out after all
+	}
+	w.sink = sink
+	return w.consume(owned, stored.start())
+}
+
+// readOffset reads the committed offsets from the stores in use, retrying
+// (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
+// or a Kafka coordinator that does not answer, is reported and the
+// partition is held, never consumed from a guessed position.
+func (w *partitionWorker) readOffset() (storedOffsets, error) {
+	for {
+		stored, err := w.cg.readStored(w.tp)
+		if err == nil {
+			return stored, nil
+		}
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
+		if !w.cooldown() {
+			return stored, w.ctx.Err()
+		}
+	}
+}
+
+// cooldown waits Claim.RetryCooldown before a retry. It returns false,
+// early, when the worker's context ends (stop, abandon, loss, expiry).
+func (w *partitionWorker) cooldown() bool {
+	return w.wait(w.cg.config.Claim.RetryCooldown)
+}
+
+// await waits for ready. It returns false, early, when the worker's context
+// ends (stop, abandon, loss, expiry).
+func (w *partitionWorker) await(ready <-chan struct{}) bool {
+	select {
+	case <-ready:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+// consume fetches from next (negative: Offsets.Initial) and delivers until
+// an event other than a seek ends it, which it returns; a seek restarts
+// the fetch at its target.
+func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
+	start := next
+	for {
+		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
+			var ok bool
+			if start, ok = w.startAtInitial(owned); !ok {
+				return w.endConsuming(owned)
+			}
+		}
+		// The partition consumer starts after the directly fetched prefix;
+		// start itself moves only once the prefix is handed to pump, so a
+		// failed open fetches the prefix again instead of skipping it.
+		prefix := w.fastStart(start)
+		from := start
+		if len(prefix) > 0 {
+			from = prefix[len(prefix)-1].Offset + 1
+		}
+		spc, err := w.open(owned, from)
+		if err != nil {
+			if w.ctx.Err() != nil {
+				return w.endConsuming(owned)
+			}
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", from, err))
+			if !w.cooldown() {
+				return w.endConsuming(owned)
+			}
+			continue
+		}
+		resume, end, ended := w.pump(owned, spc, prefix, start)
+		if ended {
+			// sarama closes a partition consumer only after its broker's
+			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
+			// beside the drain, the final commit and the release, not before
+			// them. run waits for it before done, so a successor can
+			// consume again.
+			w.spcClosed = make(chan struct{})
+			go func() {
+				defer close(w.spcClosed)
+				closePartitionConsumer(spc)
+			}()
+			return end
+		}
+		closePartitionConsumer(spc)
+		start = resume
+	}
+}
+
+// endConsuming returns the event that ends consuming once nothing more
+// will be handed out: the one raised (stop, abandon, loss or expiry; seeks
+// before it are applied), or a stop when none was.
+func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
+	for {
+		e, ended, ok := w.takeWhileConsuming(owned)
+		if !ok || ended {
+			return e
+		}
+	}
+}
+
+// takeWhileConsuming takes the most urgent pending event in state
+// consuming. A seek restarts the partition's offsets at its target (resume
+// there: ended false); any other event ends consuming (ended), a stop while
+// the instance is fenced off from ZooKeeper as an abandon. ok is false when
+// no event was pending.
+func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets) (e workerEvent, ended, ok bool) {
+	e, to, ok := w.ev.take()
+	switch {
+	case !ok:
+		return eventStop, true, false
+	case e == eventSeek:
+		owned.restart(to)
+		w.resumeAt = to
+		return e, false, true
+	case e == eventStop:
+		if paused, _, _ := w.cg.gate.state(); paused {
+			// Waiting for marks and a final commit would only hold up a
+			// rebalance or Close (what was marked is delivered again). The
+			// release is still tried: if the session survives, the owner
+			// node is still ours.
+			w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
+			return eventAbandon, true, true
+		}
+	}
+	return e, true, true
+}
+
+// closePartitionConsumer closes spc and drains both of its channels at
+// once: sarama blocks on a full errors channel before it closes messages.
+func closePartitionConsumer(spc sarama.PartitionConsumer) {
+	spc.AsyncClose()
+	msgs, errs := spc.Messages(), spc.Errors()
+	for msgs != nil || errs != nil {
+		select {
+		case _, ok := <-msgs:
+			if !ok {
+				msgs = nil
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+		}
+	}
+}
+
+// open starts the sarama partition consumer at start. A stored offset out of
+// the log's range is reported and replaced by Offsets.Initial, as upstream
+// does, resolved to a real offset: the new position is committed at once
+// (see startAtInitial), and later marks commit from it.
+func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
+	if start < 0 {
+		start = w.cg.config.Offsets.Initial
+	}
+	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
+	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
+		initial := w.cg.config.Offsets.Initial
+		resolved, rerr := w.resolveInitial()
+		if rerr != nil {
+			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+		}
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
+		owned.restartUncommitted(resolved)
+		w.commitStart(owned)
+		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
+	}
+	return spc, err
+}
+
+func offsetName(o int64) string {
+	switch o {
+	case sarama.OffsetOldest:
+		return "the oldest offset"
+	case sarama.OffsetNewest:
+		return "the newest offset"
+	}
+	return fmt.Sprint(o)
+}
+
+// fastStart returns the first batch at start through a direct fetch (see
+// firstFetch), or nothing when that does not apply or fails: the partition
+// consumer then starts at start as usual.
+func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
+	msgs, err := w.cg.fetcher.fetch(w.ctx, w.tp.Topic, w.tp.Partition, start)
+	if err != nil {
+		w.cg.log.Debug("direct first fetch failed; using the partition consumer", "topic", w.tp.Topic,
+			"partition", w.tp.Partition, "offset", start, "err", err)
+		return nil
+	}
+	return msgs
+}
+
+// pump hands prefix, then messages from spc, to the worker's output until
+// an event ends it or a seek or sarama moves it: it returns where to resume
+// (ended false), or the event that ends consuming (ended).
+//
+// While messages are ready it takes them without a full select; events are
+// taken whenever the pending flag says one was raised, before every
+// hand-over, and they cut a hand-over that waits for a reader or for the
+// fence short.
+func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
+	last := int64(-1)
+	msgs := spc.Messages()
+	out := w.output()
+	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
+	wake := w.ev.wait()
+	var held *sarama.ConsumerMessage // not handed over yet: offered again first
+	for {
+		if w.ev.pending.Load() {
+			wake = w.ev.wait()
+			if e, ended, ok := w.takeWhileConsuming(owned); ok {
+				return w.resumeAt, e, ended
+			}
+		}
+		var m *sarama.ConsumerMessage
+		var open bool
+		if held != nil {
+			m, held = held, nil
+		} else if len(prefix) > 0 {
+			m, prefix, open = prefix[0], prefix[1:], true
+		} else {
+			select {
+			case m, open = <-msgs:
+			default:
+				select {
+				case <-wake:
+					wake = w.ev.wait()
+					continue // the pending flag is set: take the event
+				case err, ok := <-spc.Errors():
+					if ok && err != nil {
+						w.cg.report(err)
+					}
+					continue
+				case m, open = <-msgs:
+				}
+			}
+			if !open { // sarama gave up on the partition (e.g. out of range): reopen
+				if last >= 0 {
+					return last + 1, eventSeek, false
+				}
+				return start, eventSeek, false
+			}
+		}
+		w.hwm.Store(spc.HighWaterMarkOffset())
+		owned.offer(m.Offset)
+		owned.redelivery.offered(m)
+		// valid (the claim's session is the current one) is checked before
+		// the hand-over and again after every pause.
+		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
+		switch {
+		case delivered:
+			owned.delivered(m.Offset)
+			last = m.Offset
+		case stale:
+			// The session holding the claim is gone: someone else may own
+			// the partition by now.
+			w.ev.raise(eventExpiry)
+			return 0, w.endConsuming(owned), true
+		default:
+			// An event cut the hand-over short: m was not handed over. The
+			// loop takes the event; if it only moved nothing (none left),
+			// m is offered again first, never skipped.
+			wake = w.ev.wait()
+			if e, ended, ok := w.takeWhileConsuming(owned); ok {
+				return w.resumeAt, e, ended
+			}
+			held = m
+		}
+	}
+}
+
+// output is where pump hands messages: out, or Messages() for a worker
+// that was not opened through a sink (tests driving pump directly).
+func (w *partitionWorker) output() chan<- *sarama.ConsumerMessage {
+	if w.out != nil {
+		return w.out
+	}
+	return w.cg.messages
+}
