@@ -37,6 +37,9 @@ func (g *deliveryGate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
 	return s.paused, s.pauseC, s.resumeC
 }
 
+// paused reports whether the gate is paused.
+func (g *deliveryGate) paused() bool { return g.cur.Load().paused }
+
 func (g *deliveryGate) set(paused bool) (changed bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -96,6 +99,49 @@ func (g *deliveryGate) sendIf(interrupt <-chan struct{}, out chan<- *sarama.Cons
 		case <-pauseC:
 		case <-interrupt:
 			return false, false
+		}
+	}
+}
+
+// sendOrPause is sendIf for a buffered channel: instead of waiting while
+// the gate is paused, it returns at once with paused set, so the caller
+// can take back what the buffer still holds before it waits (see
+// partitionWorker.recall). A message in a buffer is not handed over yet,
+// and must not be read while the instance is fenced off.
+func (g *deliveryGate) sendOrPause(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid, paused bool) {
+	s := g.cur.Load()
+	if s.paused {
+		return false, false, true
+	}
+	if valid != nil && !valid() {
+		return false, true, false
+	}
+	select {
+	case out <- m:
+		return true, false, false
+	default:
+	}
+	select {
+	case out <- m:
+		return true, false, false
+	case <-s.pauseC:
+		return false, false, true
+	case <-interrupt:
+		return false, false, false
+	}
+}
+
+// awaitOpen waits until the gate is open; false when interrupt closes first.
+func (g *deliveryGate) awaitOpen(interrupt <-chan struct{}) bool {
+	for {
+		paused, _, resumeC := g.state()
+		if !paused {
+			return true
+		}
+		select {
+		case <-resumeC:
+		case <-interrupt:
+			return false
 		}
 	}
 }

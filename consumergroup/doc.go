@@ -111,8 +111,11 @@
 // session's MarkMessage or MarkOffset. A handler written for
 // sarama.NewConsumerGroup runs on it unchanged. Both sit on the same
 // partition workers: claims, the session fence, drains, fenced commits and
-// releases behave identically, and every guarantee below holds for both;
-// the handler's channels are unbuffered like Messages().
+// releases behave identically, and every guarantee below holds for both.
+// Messages() is unbuffered; a claim's channel is buffered, as sarama's
+// (Config.ChannelBufferSize), and its worker takes back what the buffer
+// holds whenever the handler must not read it: the claim possibly lost,
+// the session gone, the instance fenced off, the position moved.
 //
 // Mapped onto sarama's session lifecycle, a Consume call is one session
 // (one member registration): Setup once, before any claim delivers;
@@ -202,10 +205,11 @@
 //     operator reset), the group drops its pending marks, resumes at the
 //     stored offset and reports an *OffsetConflictError; it never overwrites
 //     the new value.
-//   - Messages() (and each claim's channel) is unbuffered: a message is
-//     handed over only when the application takes it, so a partition that
-//     moves strands no buffer of messages for the next owner to deliver
-//     again.
+//   - Messages() is unbuffered: a message is handed over only when the
+//     application takes it, so a partition that moves strands no buffer of
+//     messages for the next owner to deliver again. A claim's channel is
+//     buffered; a claim that ends cleanly lets its handler read what the
+//     buffer holds and waits for those marks, so neither strands anything.
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged.
 //   - A gained partition delivers its first message within milliseconds of

@@ -12,7 +12,7 @@ import (
 type handlerClaim struct {
 	worker  *partitionWorker
 	initial int64
-	msgs    chan *sarama.ConsumerMessage // unbuffered, as Messages()
+	msgs    chan *sarama.ConsumerMessage // buffered (ChannelBufferSize); see worker_recall.go
 	revoked atomic.Bool                  // set before msgs is closed
 }
 
@@ -34,9 +34,14 @@ func (c *handlerClaim) InitialOffset() int64 { return c.initial }
 // fetched (0 before the first).
 func (c *handlerClaim) HighWaterMarkOffset() int64 { return c.worker.hwm.Load() }
 
-// Messages implements sarama.ConsumerGroupClaim. It is unbuffered, as
-// ConsumerGroup.Messages(): a message is handed over only when ConsumeClaim
-// takes it, so a claim that ends strands nothing for the next owner to
-// deliver again. It is closed when the claim ends (see
-// HandlerGroup.Consume); ConsumeClaim must then return.
+// Messages implements sarama.ConsumerGroupClaim. Like sarama's, it is
+// buffered (Config.ChannelBufferSize messages, 256 by default). It is closed
+// when the claim ends (see HandlerGroup.Consume); ConsumeClaim reads what
+// it still holds, and must return once it is drained, as under sarama: the
+// claim's drain waits up to Offsets.ProcessingTimeout for those marks.
+// Whenever the handler must not read what the buffer holds (the claim may
+// be lost, the session expired, the instance fenced off from ZooKeeper,
+// or the stored offset changed underneath), the partition's worker takes
+// it back first; after a fence it is delivered again from the marked
+// offset.
 func (c *handlerClaim) Messages() <-chan *sarama.ConsumerMessage { return c.msgs }

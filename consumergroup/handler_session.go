@@ -45,7 +45,7 @@ func newHandlerSession(ctx context.Context, g *HandlerGroup, handler sarama.Cons
 
 // open implements claimSink: once Setup has returned, it starts the
 // handler's ConsumeClaim for w's partition on a channel of its own.
-func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) chan<- *sarama.ConsumerMessage {
+func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) chan *sarama.ConsumerMessage {
 	if !w.await(s.setupDone) {
 		return nil
 	}
@@ -53,7 +53,7 @@ func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) c
 	if initial < 0 {
 		initial = w.cg.config.Offsets.Initial // as sarama's claims report it
 	}
-	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage)}
+	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, w.cg.config.ChannelBufferSize)}
 	s.mu.Lock()
 	if s.ending {
 		s.mu.Unlock()

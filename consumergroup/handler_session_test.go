@@ -80,7 +80,7 @@ func TestHandlerSessionClaimLifecycle(t *testing.T) {
 		defer w.cancel()
 		owned := s.cg.offsetManager.adopt(tp, nil, 40, -1, w)
 
-		opened := make(chan chan<- *sarama.ConsumerMessage, 1)
+		opened := make(chan chan *sarama.ConsumerMessage, 1)
 		go func() { opened <- s.open(w, owned, 40) }()
 		synctest.Wait()
 		if len(opened) != 0 || len(h.claims) != 0 {
@@ -211,7 +211,7 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				s, _ := newTestSession(h)
 				w := s.testWorker(topicPartition{"t", 0})
 				defer w.cancel()
-				opened := make(chan chan<- *sarama.ConsumerMessage, 1)
+				opened := make(chan chan *sarama.ConsumerMessage, 1)
 				go func() { opened <- s.open(w, nil, 0) }()
 				synctest.Wait()
 				c.event(s, w)

@@ -75,6 +75,7 @@ type ownedOffsets struct {
 	maxOffered atomic.Int64
 	redelivery redelivery  // after a backward seek: marks must name the redelivered message
 	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	recalling  atomic.Bool // the worker is taking back its buffer: ignore marks, do not commit
 	lost       atomic.Bool // the epoch moved: never commit again
 	kafka      kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
 }
@@ -95,7 +96,7 @@ func (o *ownedOffsets) delivered(offset int64) {
 // mark marks the message m at offset (m nil: a mark by offset only).
 func (o *ownedOffsets) mark(m *sarama.ConsumerMessage, offset int64) bool {
 	gen := o.tracker.Generation() // before the checks: a restart after them refuses the mark
-	if o.seeking.Load() || o.lost.Load() {
+	if o.seeking.Load() || o.lost.Load() || o.recalling.Load() {
 		return false
 	}
 	if o.worker != nil && offset > o.maxOffered.Load() {
@@ -127,6 +128,20 @@ func (o *ownedOffsets) restart(offset int64) {
 	o.tracker.Reset(offset)
 	o.maxOffered.Store(-1)
 	o.seeking.Store(false)
+}
+
+// restartAtMark restarts the partition at its marked position: every
+// message delivered and not marked yet is delivered again, and marks of
+// messages delivered before are refused (see redelivery). Nothing stored
+// moves. It returns the position, where the worker fetches from next.
+// Called by the worker, while recalling is set.
+func (o *ownedOffsets) restartAtMark() int64 {
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	to := o.tracker.RestartAtMark()
+	o.redelivery.seek(to, o.maxOffered.Load())
+	o.maxOffered.Store(-1)
+	return to
 }
 
 type zookeeperOffsetManager struct {
@@ -247,7 +262,7 @@ func (om *zookeeperOffsetManager) finalCommit(o *ownedOffsets) error {
 func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
-	if o.seeking.Load() || o.lost.Load() {
+	if o.seeking.Load() || o.lost.Load() || o.recalling.Load() {
 		return nil
 	}
 	next, dirty := o.tracker.Pending()

@@ -209,6 +209,20 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 	}
 }
 
+// RestartAtMark starts a new generation at the current position, which it
+// returns: deliveries so far are forgotten and marks judged before it are
+// refused, while the marked and the committed offsets stay as they are.
+// Consumption resumes at the returned offset: every message not marked
+// yet is delivered again.
+func (t *offsetTracker) RestartAtMark() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.gen.Add(1)
+	t.delivered.Store(-1)
+	t.notifyLocked()
+	return t.next
+}
+
 // ResetUncommitted is Reset to a position that is not stored yet: to must
 // be written to ZooKeeper (a start offset resolved from Offsets.Initial, or
 // the position after an out-of-range reset). Pending reports it dirty until

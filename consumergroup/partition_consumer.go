@@ -46,7 +46,7 @@ type partitionWorker struct {
 
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's claimSink (Messages(), or the claim's own channel).
-	out chan<- *sarama.ConsumerMessage
+	out chan *sarama.ConsumerMessage
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
@@ -229,14 +229,23 @@ func (w *partitionWorker) drain() workerEvent {
 		wake := w.ev.wait()
 		if e, _, ok := w.ev.take(); ok {
 			if next(stateDraining, e) != stateDraining {
+				w.recall() // nothing the buffer holds counts any more
 				return e
 			}
 			continue // a stop while stopping
+		}
+		// While a claim's buffer holds messages the handler has yet to
+		// read, a pause of the gate takes them back.
+		var pauseC <-chan struct{}
+		if w.out != nil && len(w.out) > 0 {
+			_, pauseC, _ = w.cg.gate.state()
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
 		go func() {
 			select {
 			case <-wake:
+				cancel()
+			case <-pauseC:
 				cancel()
 			case <-ctx.Done():
 			}
@@ -244,7 +253,10 @@ func (w *partitionWorker) drain() workerEvent {
 		err := w.owned.tracker.Drain(ctx)
 		cancel()
 		if errors.Is(err, context.Canceled) {
-			continue // woken by an event: take it
+			if pauseC != nil && w.cg.gate.paused() {
+				w.recallWhileDraining()
+			}
+			continue // woken by an event or a pause: look again
 		}
 		w.drainErr = err // nil, or the timeout naming the outstanding offsets
 		return eventFinished

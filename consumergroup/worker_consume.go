@@ -136,6 +136,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets) (e workerEvent
 	case !ok:
 		return eventStop, true, false
 	case e == eventSeek:
+		w.recall() // from the old position
 		owned.restart(to)
 		w.resumeAt = to
 		return e, false, true
@@ -146,9 +147,12 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets) (e workerEvent
 			// release is still tried: if the session survives, the owner
 			// node is still ours.
 			w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
+			w.recall()
 			return eventAbandon, true, true
 		}
+		return e, true, true // a clean stop: the handler reads what the buffer holds
 	}
+	w.recall() // the claim may no longer be ours
 	return e, true, true
 }
 
@@ -231,6 +235,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 	msgs := spc.Messages()
 	out := w.output()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
+	buffered := cap(out) > 0
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
@@ -250,10 +255,19 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 			select {
 			case m, open = <-msgs:
 			default:
+				var pauseC <-chan struct{} // watched while the buffer holds messages
+				if buffered && len(out) > 0 {
+					_, pauseC, _ = w.cg.gate.state()
+				}
 				select {
 				case <-wake:
 					wake = w.ev.wait()
 					continue // the pending flag is set: take the event
+				case <-pauseC:
+					if to, restarted := w.recallOnPause(owned, start); restarted {
+						return to, eventSeek, false
+					}
+					continue
 				case err, ok := <-spc.Errors():
 					if ok && err != nil {
 						w.cg.report(err)
@@ -274,7 +288,16 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 		owned.redelivery.offered(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
+		var delivered, stale bool
+		if buffered {
+			var restarted bool
+			delivered, stale, restarted, resume = w.sendBuffered(wake, out, owned, m, valid, start)
+			if restarted {
+				return resume, eventSeek, false
+			}
+		} else {
+			delivered, stale = w.cg.gate.sendIf(wake, out, m, valid)
+		}
 		switch {
 		case delivered:
 			owned.delivered(m.Offset)
@@ -297,9 +320,28 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 	}
 }
 
+// sendBuffered hands m to a buffered output. While the gate is paused it
+// takes back what the buffer holds first (restarted, at resume, when it
+// took anything), then waits for the gate to open. delivered and stale are
+// sendIf's; neither set, nor restarted: an event cut the wait short.
+func (w *partitionWorker) sendBuffered(wake <-chan struct{}, out chan *sarama.ConsumerMessage, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool, start int64) (delivered, stale, restarted bool, resume int64) {
+	for {
+		delivered, stale, paused := w.cg.gate.sendOrPause(wake, out, m, valid)
+		if !paused {
+			return delivered, stale, false, 0
+		}
+		if resume, restarted = w.recallOnPause(owned, start); restarted {
+			return false, false, true, resume
+		}
+		if !w.cg.gate.awaitOpen(wake) {
+			return false, false, false, 0
+		}
+	}
+}
+
 // output is where pump hands messages: out, or Messages() for a worker
 // that was not opened through a sink (tests driving pump directly).
-func (w *partitionWorker) output() chan<- *sarama.ConsumerMessage {
+func (w *partitionWorker) output() chan *sarama.ConsumerMessage {
 	if w.out != nil {
 		return w.out
 	}

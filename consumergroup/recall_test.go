@@ -1,0 +1,245 @@
+package consumergroup
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// pumpFixture is a worker in state consuming whose output is a buffered
+// channel of capacity capacity, as a handler's claim has, with its offsets
+// tracked from 0. The kazoo session only serves the claim's validity check
+// (the claim's session is the current one), hence the local stack's
+// ZooKeeper.
+type pumpFixture struct {
+	w     *partitionWorker
+	owned *ownedOffsets
+	out   chan *sarama.ConsumerMessage
+}
+
+type pumpResult struct {
+	resume int64
+	e      workerEvent
+	ended  bool
+}
+
+func newPumpFixture(t *testing.T, capacity int) *pumpFixture {
+	t.Helper()
+	testenv.Integration(t)
+	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kz.Close() })
+	cg := &ConsumerGroup{
+		log:    slog.New(slog.DiscardHandler),
+		kazoo:  kz,
+		gate:   newDeliveryGate(),
+		errors: make(chan error, 8),
+	}
+	w := newBareWorker()
+	t.Cleanup(w.cancel)
+	w.cg, w.tp = cg, topicPartition{"t", 0}
+	w.out = make(chan *sarama.ConsumerMessage, capacity)
+	owned := &ownedOffsets{
+		tp: w.tp, tracker: newOffsetTracker(0), worker: w, version: -1,
+		claim: &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()},
+	}
+	owned.maxOffered.Store(-1)
+	w.owned = owned
+	return &pumpFixture{w: w, owned: owned, out: w.out}
+}
+
+// run starts pump over the given offsets.
+func (f *pumpFixture) run(offsets ...int64) <-chan pumpResult {
+	res := make(chan pumpResult, 1)
+	go func() {
+		r, e, ended := f.w.pump(f.owned, newFakePartitionConsumer(offsets...), nil, 0)
+		res <- pumpResult{r, e, ended}
+	}()
+	return res
+}
+
+// waitBuffered waits until the buffer holds n messages.
+func (f *pumpFixture) waitBuffered(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(f.out) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("buffer holds %d messages, want %d", len(f.out), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func await(t *testing.T, res <-chan pumpResult) pumpResult {
+	t.Helper()
+	select {
+	case r := <-res:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("pump did not return")
+		return pumpResult{}
+	}
+}
+
+// When the claim is lost, what the claim's buffer holds must not reach the
+// handler: another instance may own the partition by now. Without the
+// recall the buffer keeps all six messages for the handler to read.
+func TestIntegrationRecallOnLoss(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		event func(w *partitionWorker)
+		want  workerEvent
+	}{
+		{"loss", func(w *partitionWorker) { w.lost() }, eventLoss},
+		{"abandon", func(w *partitionWorker) { w.stop(true) }, eventAbandon},
+		{"seek", func(w *partitionWorker) { w.seek(2) }, eventSeek},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newPumpFixture(t, 8)
+			res := f.run(0, 1, 2, 3, 4, 5)
+			f.waitBuffered(t, 6)
+			c.event(f.w)
+			r := await(t, res)
+			if r.e != c.want {
+				t.Fatalf("pump ended with %v, want %v", r.e, c.want)
+			}
+			if n := len(f.out); n != 0 {
+				t.Errorf("the claim's buffer still holds %d messages for the handler after a %v", n, c.want)
+			}
+		})
+	}
+}
+
+// A clean stop takes nothing back: the handler reads what the buffer holds
+// (the channel closes after it), and the drain waits for those marks.
+func TestIntegrationCleanStopKeepsTheBuffer(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1, 2)
+	f.waitBuffered(t, 3)
+	f.w.stop(false)
+	if r := await(t, res); !r.ended || r.e != eventStop {
+		t.Fatalf("pump = %+v, want to end with stop", r)
+	}
+	if n := len(f.out); n != 3 {
+		t.Fatalf("buffer holds %d messages after a clean stop, want all 3 for the handler", n)
+	}
+	if d := f.owned.tracker.delivered.Load(); d != 2 {
+		t.Errorf("delivered up to %d, want 2: the drain must wait for the buffered messages' marks", d)
+	}
+}
+
+// Fenced off with messages unread in the buffer: they are taken back, the
+// partition restarts at its marked offset, and a late mark of a message
+// the handler got before the pause cannot move the position past what it
+// did not get.
+func TestIntegrationRecallOnPause(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1, 2, 3, 4, 5)
+	f.waitBuffered(t, 6)
+	m0, m1 := <-f.out, <-f.out // the handler gets 0 and 1, marks 0
+	if !f.owned.mark(m0, m0.Offset) {
+		t.Fatal("mark of 0 refused")
+	}
+	f.w.cg.gate.set(true)
+	r := await(t, res)
+	if r.ended || r.e != eventSeek || r.resume != 1 {
+		t.Fatalf("pump = %+v after the pause, want to resume at the marked offset 1", r)
+	}
+	if n := len(f.out); n != 0 {
+		t.Errorf("the buffer still holds %d messages while fenced off", n)
+	}
+	if f.owned.mark(m1, m1.Offset) {
+		t.Error("a mark of a message delivered before the restart was accepted")
+	}
+	if next, _ := f.owned.tracker.Pending(); next != 1 {
+		t.Errorf("position %d, want 1", next)
+	}
+
+	// Pumping again at 1 while fenced off hands nothing out until the gate
+	// opens, then delivers from 1.
+	res = f.w.cg.gate.resumeLater(200*time.Millisecond, func() <-chan pumpResult {
+		r := make(chan pumpResult, 1)
+		go func() {
+			rs, e, ended := f.w.pump(f.owned, newFakePartitionConsumer(1, 2), nil, 1)
+			r <- pumpResult{rs, e, ended}
+		}()
+		return r
+	})
+	select {
+	case m := <-f.out:
+		if m.Offset != 1 {
+			t.Errorf("first message after the pause: %d, want 1", m.Offset)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing delivered after the gate opened")
+	}
+	f.w.stop(false)
+	await(t, res)
+}
+
+// A pause with nothing left in the buffer changes nothing: no restart.
+func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1)
+	f.waitBuffered(t, 2)
+	<-f.out
+	<-f.out
+	f.w.cg.gate.set(true)
+	time.Sleep(100 * time.Millisecond)
+	f.w.cg.gate.set(false)
+	f.w.stop(false)
+	if r := await(t, res); !r.ended || r.e != eventStop {
+		t.Fatalf("pump = %+v, want to end with the stop only", r)
+	}
+	if d := f.owned.tracker.delivered.Load(); d != 1 {
+		t.Errorf("delivered up to %d, want 1", d)
+	}
+}
+
+// Fenced off while draining, with messages of a closed claim unread: they
+// are taken back, and the drain ends at once with the marked position to
+// commit, instead of waiting for marks that can no longer come.
+func TestIntegrationRecallWhileDraining(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1, 2, 3)
+	f.waitBuffered(t, 4)
+	f.w.stop(false)
+	await(t, res)
+	close(f.out) // the sink closes on entering draining
+	m0 := <-f.out
+	f.owned.mark(m0, m0.Offset)
+	f.w.ev.take()
+	f.w.drainDeadline = time.Now().Add(time.Minute)
+	drained := make(chan workerEvent, 1)
+	go func() { drained <- f.w.drain() }()
+	time.Sleep(100 * time.Millisecond)
+	f.w.cg.gate.set(true)
+	select {
+	case e := <-drained:
+		if e != eventFinished {
+			t.Errorf("drain ended with %v, want finished", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("drain still waits for marks of messages taken back")
+	}
+	if _, ok := <-f.out; ok {
+		t.Error("a message is still readable after the recall")
+	}
+	if next, _ := f.owned.tracker.Pending(); next != 1 {
+		t.Errorf("position to commit %d, want the marked 1", next)
+	}
+}
+
+// resumeLater opens the gate after d, once start has run.
+func (g *deliveryGate) resumeLater(d time.Duration, start func() <-chan pumpResult) <-chan pumpResult {
+	res := start()
+	time.AfterFunc(d, func() { g.set(false) })
+	return res
+}
