@@ -113,7 +113,7 @@
 // partition workers: claims, the session fence, drains, fenced commits and
 // releases behave identically, and every guarantee below holds for both.
 // Messages() is unbuffered; a claim's channel is buffered, as sarama's
-// (Config.ChannelBufferSize), and its worker takes back what the buffer
+// (Config.ChannelBufferSize, at most 64), and its worker takes back what the buffer
 // holds whenever the handler must not read it: the claim possibly lost,
 // the session gone, the instance fenced off, the position moved.
 //

@@ -35,7 +35,7 @@ func (c *handlerClaim) InitialOffset() int64 { return c.initial }
 func (c *handlerClaim) HighWaterMarkOffset() int64 { return c.worker.hwm.Load() }
 
 // Messages implements sarama.ConsumerGroupClaim. Like sarama's, it is
-// buffered (Config.ChannelBufferSize messages, 256 by default). It is closed
+// buffered (Config.ChannelBufferSize messages, at most 64). It is closed
 // when the claim ends (see HandlerGroup.Consume); ConsumeClaim reads what
 // it still holds, and must return once it is drained, as under sarama: the
 // claim's drain waits up to Offsets.ProcessingTimeout for those marks.

@@ -53,7 +53,7 @@ func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) c
 	if initial < 0 {
 		initial = w.cg.config.Offsets.Initial // as sarama's claims report it
 	}
-	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, w.cg.config.ChannelBufferSize)}
+	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, min(w.cg.config.ChannelBufferSize, maxClaimBuffer))}
 	s.mu.Lock()
 	if s.ending {
 		s.mu.Unlock()

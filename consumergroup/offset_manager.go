@@ -75,7 +75,7 @@ type ownedOffsets struct {
 	maxOffered atomic.Int64
 	redelivery redelivery  // after a backward seek: marks must name the redelivered message
 	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
-	recalling  atomic.Bool // the worker is taking back its buffer: ignore marks, do not commit
+	recalling  atomic.Bool // the worker is taking back its buffer: do not commit (set under commitMu)
 	lost       atomic.Bool // the epoch moved: never commit again
 	kafka      kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
 }
@@ -96,7 +96,7 @@ func (o *ownedOffsets) delivered(offset int64) {
 // mark marks the message m at offset (m nil: a mark by offset only).
 func (o *ownedOffsets) mark(m *sarama.ConsumerMessage, offset int64) bool {
 	gen := o.tracker.Generation() // before the checks: a restart after them refuses the mark
-	if o.seeking.Load() || o.lost.Load() || o.recalling.Load() {
+	if o.seeking.Load() || o.lost.Load() {
 		return false
 	}
 	if o.worker != nil && offset > o.maxOffered.Load() {
@@ -130,15 +130,27 @@ func (o *ownedOffsets) restart(offset int64) {
 	o.seeking.Store(false)
 }
 
-// restartAtMark restarts the partition at its marked position: every
-// message delivered and not marked yet is delivered again, and marks of
-// messages delivered before are refused (see redelivery). Nothing stored
-// moves. It returns the position, where the worker fetches from next.
-// Called by the worker, while recalling is set.
-func (o *ownedOffsets) restartAtMark() int64 {
+// beginRecall stops commits of o until endRecall: a commit in flight ends
+// first, so none can store a mark made while the worker takes back its
+// buffer.
+func (o *ownedOffsets) beginRecall() {
+	o.commitMu.Lock()
+	o.recalling.Store(true)
+	o.commitMu.Unlock()
+}
+
+func (o *ownedOffsets) endRecall() { o.recalling.Store(false) }
+
+// restartAtMark restarts the partition at its marked position, but not
+// above below, the lowest offset taken back from the buffer (negative:
+// none): every message delivered and not marked yet is delivered again,
+// and marks of messages delivered before are refused (see redelivery).
+// Nothing stored moves. It returns the position, where the worker fetches
+// from next. Called by the worker between beginRecall and endRecall.
+func (o *ownedOffsets) restartAtMark(below int64) int64 {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
-	to := o.tracker.RestartAtMark()
+	to := o.tracker.RestartAtMark(below)
 	o.redelivery.seek(to, o.maxOffered.Load())
 	o.maxOffered.Store(-1)
 	return to

@@ -35,6 +35,7 @@ type offsetTracker struct {
 	// be. A drain reads it once the worker stopped delivering.
 	delivered atomic.Int64
 	rewound   bool          // Rewind moved next below committed: commit it although it is lower
+	ceiling   int64         // Pending never returns more (-1: none); see SetCeiling
 	changed   chan struct{} // made by a waiter; closed (and dropped) at the next change
 	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
@@ -42,7 +43,7 @@ type offsetTracker struct {
 // newOffsetTracker returns a tracker for a partition whose stored next offset
 // is committed (negative if none is stored).
 func newOffsetTracker(committed int64) *offsetTracker {
-	t := &offsetTracker{next: committed, committed: committed}
+	t := &offsetTracker{next: committed, committed: committed, ceiling: -1}
 	t.delivered.Store(-1)
 	return t
 }
@@ -111,7 +112,11 @@ func (t *offsetTracker) Delivered(offset int64) {
 func (t *offsetTracker) Pending() (next int64, dirty bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.next, t.next >= 0 && (t.next > t.committed || t.rewound && t.next != t.committed)
+	next = t.next
+	if t.ceiling >= 0 && next > t.ceiling {
+		next = t.ceiling
+	}
+	return next, next >= 0 && (next > t.committed || t.rewound && next != t.committed)
 }
 
 // Committed records that next was stored in ZooKeeper. A value at or below
@@ -163,6 +168,7 @@ func (t *offsetTracker) Reset(to int64) {
 	defer t.mu.Unlock()
 	t.next, t.committed = to, to
 	t.rewound = false
+	t.ceiling = -1
 	t.gen.Add(1)
 	t.delivered.Store(-1)
 	t.notifyLocked()
@@ -172,7 +178,7 @@ func (t *offsetTracker) Reset(to int64) {
 // caller holds mu.
 func (t *offsetTracker) quiescentLocked() bool {
 	d := t.delivered.Load()
-	return d < 0 || t.next > d
+	return d < 0 || t.next > d || t.ceiling >= 0 && t.next >= t.ceiling
 }
 
 // Drain waits until every message delivered so far is marked, as upstream's
@@ -209,18 +215,38 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 	}
 }
 
-// RestartAtMark starts a new generation at the current position, which it
-// returns: deliveries so far are forgotten and marks judged before it are
-// refused, while the marked and the committed offsets stay as they are.
-// Consumption resumes at the returned offset: every message not marked
-// yet is delivered again.
-func (t *offsetTracker) RestartAtMark() int64 {
+// RestartAtMark starts a new generation at the current position, lowered
+// to ceiling if that is lower (negative: no ceiling), and returns it:
+// deliveries so far are forgotten and marks judged before it are refused,
+// while the committed offset stays as it is. Consumption resumes at the
+// returned offset: every message not marked yet is delivered again.
+//
+// The ceiling is the lowest offset the application never got. Messages
+// are processed in the order they were delivered, so a mark above it
+// (of a message delivered after one that was taken back) cannot mean the
+// one below was processed.
+func (t *offsetTracker) RestartAtMark(ceiling int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if ceiling >= 0 && t.next > ceiling {
+		t.next = ceiling
+	}
+	t.ceiling = -1
 	t.gen.Add(1)
 	t.delivered.Store(-1)
 	t.notifyLocked()
 	return t.next
+}
+
+// SetCeiling caps what Pending returns at ceiling, the lowest offset the
+// application never got, until the next Reset: a mark above it (of a
+// message delivered after one that was taken back) is never committed.
+// Drain stops waiting once the position reaches it.
+func (t *offsetTracker) SetCeiling(ceiling int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.ceiling = ceiling
+	t.notifyLocked()
 }
 
 // ResetUncommitted is Reset to a position that is not stored yet: to must
@@ -233,6 +259,7 @@ func (t *offsetTracker) ResetUncommitted(to int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next, t.committed = to, -1
+	t.ceiling = -1
 	t.gen.Add(1)
 	t.delivered.Store(-1)
 	t.notifyLocked()

@@ -320,3 +320,48 @@ func TestOffsetTrackerResetUncommitted(t *testing.T) {
 	}
 	checkPending(t, tr, 0, true)
 }
+
+// RestartAtMark never restarts above the lowest offset the application
+// never got: a mark above it (the application got 3 while 2 was taken
+// back) cannot mean 2 was processed. It starts a new generation.
+func TestOffsetTrackerRestartAtMarkCeiling(t *testing.T) {
+	tr := newOffsetTracker(0)
+	tr.Delivered(3)
+	gen := tr.Generation()
+	if !tr.MarkOffset(3) {
+		t.Fatal("mark refused")
+	}
+	if to := tr.RestartAtMark(2); to != 2 {
+		t.Fatalf("RestartAtMark(2) = %d, want 2", to)
+	}
+	if tr.MarkOffsetAt(4, gen) {
+		t.Error("a mark judged before the restart was accepted")
+	}
+	if next, dirty := tr.Pending(); next != 2 || !dirty {
+		t.Errorf("Pending = (%d, %v), want (2, true)", next, dirty)
+	}
+	if to := tr.RestartAtMark(-1); to != 2 {
+		t.Errorf("RestartAtMark(-1) = %d, want the position 2", to)
+	}
+}
+
+// SetCeiling caps what is committed, and a drain ends once the position
+// reaches it, although a higher delivered offset was never marked.
+func TestOffsetTrackerCeiling(t *testing.T) {
+	tr := newOffsetTracker(0)
+	tr.Delivered(9)
+	tr.MarkOffset(6)
+	tr.SetCeiling(4)
+	if next, dirty := tr.Pending(); next != 4 || !dirty {
+		t.Errorf("Pending = (%d, %v), want the ceiling (4, true)", next, dirty)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := tr.Drain(ctx); err != nil {
+		t.Errorf("Drain = %v, want nil: the position reached the ceiling", err)
+	}
+	tr.Reset(7)
+	if next, _ := tr.Pending(); next != 7 {
+		t.Errorf("after Reset, Pending = %d, want 7 (no ceiling)", next)
+	}
+}

@@ -258,6 +258,9 @@ func (w *partitionWorker) drain() workerEvent {
 			}
 			continue // woken by an event or a pause: look again
 		}
+		if err != nil {
+			w.recallAfterDrainTimeout()
+		}
 		w.drainErr = err // nil, or the timeout naming the outstanding offsets
 		return eventFinished
 	}

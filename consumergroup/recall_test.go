@@ -243,3 +243,35 @@ func (g *deliveryGate) resumeLater(d time.Duration, start func() <-chan pumpResu
 	time.AfterFunc(d, func() { g.set(false) })
 	return res
 }
+
+// A drain that times out with messages of a closed claim unread takes them
+// back before the release (the handler must read nothing more), and the
+// final commit never stores a position above the lowest one taken back.
+func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1, 2, 3)
+	f.waitBuffered(t, 4)
+	f.w.stop(false)
+	await(t, res)
+	close(f.out)
+	m0, m1 := <-f.out, <-f.out // the handler got 0 and 1 and marked 1
+	_ = m0
+	f.owned.mark(m1, m1.Offset)
+	f.w.ev.take()
+	f.w.drainDeadline = time.Now().Add(200 * time.Millisecond)
+	if e := f.w.drain(); e != eventFinished {
+		t.Fatalf("drain ended with %v, want finished", e)
+	}
+	if f.w.drainErr == nil {
+		t.Error("no error for the marks that never came")
+	}
+	if _, ok := <-f.out; ok {
+		t.Error("a message is still readable after the drain gave up")
+	}
+	// A mark of a message the handler got while the buffer was emptied
+	// (above one taken back) must not be committed.
+	f.owned.tracker.MarkOffset(3)
+	if next, _ := f.owned.tracker.Pending(); next != 2 {
+		t.Errorf("position to commit %d, want 2: the lowest offset taken back", next)
+	}
+}

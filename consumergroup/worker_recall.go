@@ -1,7 +1,7 @@
 package consumergroup
 
 // A claim's own channel (a handler's claim) is buffered, as sarama's claims
-// are: the worker hands messages to the buffer, and the handler reads them
+// are (Config.ChannelBufferSize, at most maxClaimBuffer): the worker hands messages to the buffer, and the handler reads them
 // at its pace. A message in the buffer is not handed over yet. Whenever
 // the handler must not read what the buffer holds, the worker takes it
 // back (recall) before it acts:
@@ -24,57 +24,79 @@ package consumergroup
 // emptied, keeps it harmless (see recallOnPause).
 
 // recall takes back every message the output's buffer holds and returns
-// how many it took. Only the worker sends on the channel, so once it
-// returns the buffer stays empty until the worker sends again.
-func (w *partitionWorker) recall() int {
+// how many it took and the lowest offset among them. Only the worker sends
+// on the channel, so once it returns the buffer stays empty until the
+// worker sends again.
+func (w *partitionWorker) recall() (n int, lowest int64) {
+	lowest = -1
 	if w.out == nil || cap(w.out) == 0 {
-		return 0
+		return 0, -1
 	}
-	n := 0
 	for {
 		select {
-		case _, ok := <-w.out:
+		case m, ok := <-w.out:
 			if !ok { // closed and empty
-				return n
+				return n, lowest
+			}
+			if n == 0 || m.Offset < lowest {
+				lowest = m.Offset
 			}
 			n++
 		default:
-			return n
+			return n, lowest
 		}
 	}
 }
 
 // recallOnPause empties the output's buffer while the gate is paused. When
-// it took something back, the partition restarts at its marked position:
-// restarted is true, and to is where to fetch from. Marks are refused while
-// the buffer is emptied, so no mark of a message the handler got meanwhile
-// (possibly above one taken back) moves the position past a message taken
-// back; the marks refused that way belong to messages delivered again from
-// to. When nothing was taken back, nothing changes.
+// it took something back, the partition restarts at its marked offset, but
+// never above the lowest offset taken back: restarted is true, and to is
+// where to fetch from. No commit runs meanwhile, so none stores a mark of a
+// message the handler got while the buffer was emptied (possibly above
+// one taken back). When nothing was taken back, nothing changes.
 func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to int64, restarted bool) {
-	owned.recalling.Store(true)
-	defer owned.recalling.Store(false)
-	if w.recall() == 0 {
+	owned.beginRecall()
+	defer owned.endRecall()
+	n, lowest := w.recall()
+	if n == 0 {
 		return 0, false
 	}
-	to = owned.restartAtMark()
+	to = owned.restartAtMark(lowest)
 	if to < 0 {
 		to = start
 	}
-	w.log.Info("fenced off with messages unread in the claim's buffer: taken back; the partition restarts at its marked offset", "offset", to)
+	w.log.Info("fenced off with messages unread in the claim's buffer: taken back; the partition restarts at its marked offset", "offset", to, "taken back", n)
 	return to, true
 }
 
 // recallWhileDraining empties the closed output's buffer while the gate is
 // paused. When it took something back, the partition's position restarts
-// at its mark: the drain waits for nothing handed out before, marks of
-// messages the handler got meanwhile are refused, and the final commit
-// stores the marked position, below everything taken back.
+// at its mark (not above what was taken back): the drain waits for nothing
+// handed out before, and the final commit stores that position.
 func (w *partitionWorker) recallWhileDraining() {
-	w.owned.recalling.Store(true)
-	defer w.owned.recalling.Store(false)
-	if w.recall() > 0 {
-		to := w.owned.restartAtMark()
-		w.log.Info("fenced off while draining with messages unread in the claim's buffer: taken back; committing the marked offset", "offset", to)
+	w.owned.beginRecall()
+	defer w.owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		to := w.owned.restartAtMark(lowest)
+		w.log.Info("fenced off while draining with messages unread in the claim's buffer: taken back; committing the marked offset", "offset", to, "taken back", n)
 	}
 }
+
+// recallAfterDrainTimeout empties the closed output's buffer once the drain
+// gave up waiting (Offsets.ProcessingTimeout): the claim is released next,
+// so the handler must read nothing more from it. The final commit stores
+// the marked offset, but never above the lowest offset taken back.
+func (w *partitionWorker) recallAfterDrainTimeout() {
+	w.owned.beginRecall()
+	defer w.owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		w.owned.tracker.SetCeiling(lowest)
+		w.log.Warn("the drain timed out with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
+	}
+}
+
+// maxClaimBuffer caps a claim's buffer. A claim that ends cleanly lets its
+// handler process what the buffer holds before the partition moves, so the
+// cap bounds that time; beyond a few dozen messages a larger buffer no
+// longer speeds up delivery.
+const maxClaimBuffer = 64
