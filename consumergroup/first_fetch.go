@@ -55,6 +55,7 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	if offset < 0 || !conf.Version.IsAtLeast(sarama.V0_11_0_0) || conf.Consumer.IsolationLevel != sarama.ReadUncommitted {
 		return nil, nil
 	}
+	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	broker, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
 		return nil, err
@@ -137,7 +138,9 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
 	}
+	f.cg.log.Debug("first fetch round", "broker", broker.ID(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
+	f.cg.log.Debug("first fetch round answered", "broker", broker.ID(), "partitions", len(batch), "err", err)
 	for _, w := range batch {
 		if err != nil {
 			w.done <- fetchResult{err: err}
