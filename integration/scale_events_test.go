@@ -15,6 +15,8 @@ type scaleEvent struct {
 	msg       string
 	topic     string
 	partition int32
+	err       string // the record's err attribute, if any
+	offset    int64  // the record's offset attribute; -1 if none
 }
 
 // eventLog is a slog.Handler that keeps the records of one instance in
@@ -40,13 +42,17 @@ func (l *eventLog) Enabled(context.Context, slog.Level) bool { return true }
 
 // Handle implements slog.Handler.
 func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
-	e := scaleEvent{at: r.Time, msg: r.Message, partition: -1}
+	e := scaleEvent{at: r.Time, msg: r.Message, partition: -1, offset: -1}
 	take := func(a slog.Attr) bool {
 		switch a.Key {
 		case "topic":
 			e.topic = a.Value.String()
 		case "partition":
 			e.partition = int32(a.Value.Int64())
+		case "offset":
+			e.offset = a.Value.Int64()
+		case "err":
+			e.err = a.Value.String()
 		}
 		return true
 	}
@@ -118,7 +124,24 @@ func (l *eventLog) dump(since time.Time) []string {
 	var out []string
 	for _, e := range l.rec.events {
 		if !e.at.Before(since) {
-			out = append(out, fmt.Sprintf("%v %s %s/%d", e.at.Sub(since), e.msg, e.topic, e.partition))
+			out = append(out, fmt.Sprintf("%v %s %s/%d %s", e.at.Sub(since), e.msg, e.topic, e.partition, e.err))
+		}
+	}
+	return out
+}
+
+// offsets returns, for each partition, the offset attribute of the first
+// record with message msg at or after since.
+func (l *eventLog) offsets(msg string, since time.Time) map[int32]int64 {
+	l.rec.mu.Lock()
+	defer l.rec.mu.Unlock()
+	out := make(map[int32]int64)
+	for _, e := range l.rec.events {
+		if e.msg != msg || e.at.Before(since) {
+			continue
+		}
+		if _, ok := out[e.partition]; !ok {
+			out[e.partition] = e.offset
 		}
 	}
 	return out
