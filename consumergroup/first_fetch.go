@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/IBM/sarama"
@@ -71,11 +72,27 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	f.mu.Unlock()
 	select {
 	case r := <-w.done:
-		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
-		return r.msgs, r.err
+		msgs := firstMessages(r.msgs, conf.ChannelBufferSize)
+		applyInterceptors(conf.Consumer.Interceptors, msgs)
+		return msgs, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// firstMessages keeps at most limit (at least one) of msgs, in a slice of
+// their own. The caller holds the batch it gets for as long as the
+// partition stays claimed, so a whole first batch (up to
+// Consumer.Fetch.Default bytes, tens of thousands of messages) stayed
+// live: about 34 MiB of the 39 MiB heap left after reading 500,000
+// messages of 4 partitions (integration/cmd/memcase, heap profile). The
+// partition consumer starts after the last message kept, so nothing is
+// skipped: the rest comes through it.
+func firstMessages(msgs []*sarama.ConsumerMessage, limit int) []*sarama.ConsumerMessage {
+	if len(msgs) <= max(limit, 1) {
+		return msgs
+	}
+	return slices.Clone(msgs[:max(limit, 1)])
 }
 
 // applyInterceptors runs sarama's Consumer.Interceptors on msgs, as sarama's
