@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 
 	"github.com/IBM/sarama"
@@ -55,6 +56,7 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	if offset < 0 || !conf.Version.IsAtLeast(sarama.V0_11_0_0) || conf.Consumer.IsolationLevel != sarama.ReadUncommitted {
 		return nil, nil
 	}
+	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	broker, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
 		return nil, err
@@ -70,11 +72,27 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	f.mu.Unlock()
 	select {
 	case r := <-w.done:
-		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
-		return r.msgs, r.err
+		msgs := firstMessages(r.msgs, conf.ChannelBufferSize)
+		applyInterceptors(conf.Consumer.Interceptors, msgs)
+		return msgs, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// firstMessages keeps at most limit (at least one) of msgs, in a slice of
+// their own. The caller holds the batch it gets for as long as the
+// partition stays claimed, so a whole first batch (up to
+// Consumer.Fetch.Default bytes, tens of thousands of messages) stayed
+// live: about 34 MiB of the 39 MiB heap left after reading 500,000
+// messages of 4 partitions (integration/cmd/memcase, heap profile). The
+// partition consumer starts after the last message kept, so nothing is
+// skipped: the rest comes through it.
+func firstMessages(msgs []*sarama.ConsumerMessage, limit int) []*sarama.ConsumerMessage {
+	if len(msgs) <= max(limit, 1) {
+		return msgs
+	}
+	return slices.Clone(msgs[:max(limit, 1)])
 }
 
 // applyInterceptors runs sarama's Consumer.Interceptors on msgs, as sarama's
@@ -137,7 +155,9 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
 	}
+	f.cg.log.Debug("first fetch round", "broker", broker.ID(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
+	f.cg.log.Debug("first fetch round answered", "broker", broker.ID(), "partitions", len(batch), "err", err)
 	for _, w := range batch {
 		if err != nil {
 			w.done <- fetchResult{err: err}

@@ -3,6 +3,7 @@ package consumergroup
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -91,30 +92,53 @@ func (z *zookeeperTopics) partitions(ws *watchSet, topic string) ([]PartitionInf
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]PartitionInfo, 0, len(parts))
-	for _, p := range parts {
-		info := PartitionInfo{ID: p.ID, Leader: -1}
-		if z.leaders {
-			// Leaders are an input of the assignment: watch them, so every
-			// instance recomputes when one moves and their views agree
-			// again at once.
+	infos := make([]PartitionInfo, len(parts))
+	for i, p := range parts {
+		infos[i] = PartitionInfo{ID: p.ID, Leader: -1}
+	}
+	if !z.leaders {
+		return infos, nil
+	}
+	// Leaders are an input of the assignment: watch them, so every
+	// instance recomputes when one moves and their views agree again at
+	// once. Those not known yet are read concurrently: ZooKeeper pipelines
+	// the reads on the one session, so a topic's first view costs a few
+	// round trips, not one per partition.
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrentLeaderReads)
+	for i, p := range parts {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
 			leader, err := readLeader(ws, p)
-			if err != nil && !errors.Is(err, kazoo.ErrNoNode) {
-				return nil, fmt.Errorf("leader of %s/%d: %w", topic, p.ID, err)
-			}
 			if err == nil {
-				info.Leader = leader
+				infos[i].Leader = leader
+			} else if !errors.Is(err, kazoo.ErrNoNode) {
+				errs[i] = fmt.Errorf("leader of %s/%d: %w", topic, p.ID, err)
 			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		infos = append(infos, info)
 	}
 	return infos, nil
 }
 
+// maxConcurrentLeaderReads bounds the leader reads of one view in flight at
+// once.
+const maxConcurrentLeaderReads = 64
+
 // readLeader reads a partition's leader, arming a watch on its state node
-// unless one is armed already.
+// unless one is armed already; while it is, the leader read with it is
+// returned without a read (see knownRead).
 func readLeader(ws *watchSet, p *kazoo.Partition) (int32, error) {
-	state, err := watchedRead(ws, fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID), p.State, p.WatchState)
+	state, err := knownRead(ws, fmt.Sprintf("state/%s/%d", p.Topic().Name, p.ID), p.State, p.WatchState)
 	if err != nil {
 		return -1, err
 	}

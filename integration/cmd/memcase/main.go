@@ -1,0 +1,288 @@
+// Command memcase runs one memory case of the consumer groups against the
+// local stack and prints the process's peak RSS (VmHWM) and its live heap
+// (HeapAlloc after a GC) once the work is done. Each case runs in its own
+// process, since the RSS peak is per process:
+//
+//	go run ./integration/cmd/memcase -case cg-messages -n 500000
+//	go run ./integration/cmd/memcase -case cg-handler -n 500000
+//	go run ./integration/cmd/memcase -case sarama-group -n 500000
+//	go run ./integration/cmd/memcase -case cg-idle -partitions 1024
+//	go run ./integration/cmd/memcase -case sarama-idle -partitions 1024
+//
+// The throughput cases read a 4-partition topic (zkgroup.mem.4.<n>,
+// created and filled with n messages on first use, then kept) from the
+// start under a new group, marking every message, as
+// BenchmarkIntegrationThroughput does: cg-messages with JoinConsumerGroup,
+// Messages() and CommitUpto; cg-handler with NewConsumerGroup and a
+// handler calling MarkMessage; sarama-group with sarama.NewConsumerGroup
+// and the same handler. The idle cases own every partition of
+// zkgroup.scale.<partitions> (created by the scale benchmarks) with one
+// instance, wait until every partition delivered, then read on for 5 s.
+// ZK_ADDR and KAFKA_ADDRS name the stack, as for the tests.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/consumergroup"
+)
+
+func main() {
+	which := flag.String("case", "", "cg-messages, cg-handler, sarama-group, cg-idle or sarama-idle")
+	n := flag.Int("n", 500_000, "messages (throughput cases)")
+	partitions := flag.Int("partitions", 1024, "partitions (idle cases)")
+	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
+	flag.Parse()
+	zkAddr := env("ZK_ADDR", "127.0.0.1:2181")
+	brokers := strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")
+	group := fmt.Sprintf("memcase-%d", time.Now().UnixNano())
+
+	var topic string
+	var want int // messages to mark; for the idle cases, partitions to hear from
+	if strings.HasSuffix(*which, "-idle") {
+		topic, want = fmt.Sprintf("zkgroup.scale.%d", *partitions), *partitions
+	} else {
+		topic, want = fmt.Sprintf("zkgroup.mem.4.%d", *n), *n
+		if err := ensureTopic(brokers, topic, 4, *n); err != nil {
+			fail(err)
+		}
+	}
+	runtime.GC()
+	t0 := time.Now()
+	var heap uint64
+	var err error
+	switch *which {
+	case "cg-messages":
+		heap, err = runMessages(zkAddr, group, topic, want)
+	case "cg-handler", "cg-idle":
+		heap, err = runHandler(zkAddr, group, topic, want, *which == "cg-idle")
+	case "sarama-group", "sarama-idle":
+		heap, err = runSaramaGroup(brokers, group, topic, want, *which == "sarama-idle")
+	default:
+		err = fmt.Errorf("unknown case %q", *which)
+	}
+	if err != nil {
+		fail(err)
+	}
+	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, peak RSS (VmHWM) %s\n",
+		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), vmHWM())
+}
+
+func env(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "memcase:", err)
+	os.Exit(1)
+}
+
+// heapProfile is the -heapprofile flag.
+var heapProfile string
+
+// liveHeap returns HeapAlloc after a GC, writing the heap profile if one
+// was asked for.
+func liveHeap() uint64 {
+	runtime.GC()
+	if heapProfile != "" {
+		if f, err := os.Create(heapProfile); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func vmHWM() string {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "?"
+}
+
+func groupConfig() *consumergroup.Config {
+	cfg := consumergroup.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	cfg.Offsets.Initial = sarama.OffsetOldest
+	cfg.Offsets.ProcessingTimeout = 5 * time.Second
+	cfg.Offsets.CommitInterval = 100 * time.Millisecond
+	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	return cfg
+}
+
+func runMessages(zkAddr, group, topic string, n int) (uint64, error) {
+	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{zkAddr}, groupConfig())
+	if err != nil {
+		return 0, err
+	}
+	for got := 0; got < n; got++ {
+		_ = cg.CommitUpto(<-cg.Messages())
+	}
+	heap := liveHeap()
+	return heap, cg.Close()
+}
+
+// markingHandler marks every message; done runs once want messages were
+// marked or (distinct) want partitions delivered.
+type markingHandler struct {
+	want     int64
+	byParts  bool
+	seen     atomic.Int64
+	parts    sync.Map
+	done     func()
+	doneOnce sync.Once
+}
+
+func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (h *markingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	for {
+		select {
+		case m, ok := <-c.Messages():
+			if !ok {
+				return nil
+			}
+			s.MarkMessage(m, "")
+			if h.byParts {
+				if _, loaded := h.parts.LoadOrStore(m.Partition, true); !loaded && h.seen.Add(1) == h.want {
+					h.doneOnce.Do(h.done)
+				}
+			} else if h.seen.Add(1) == h.want {
+				h.doneOnce.Do(h.done)
+			}
+		case <-s.Context().Done():
+			return nil
+		}
+	}
+}
+
+// consumeUntil runs consume until the handler is done (plus 5 s for the
+// idle cases) and returns the live heap then.
+func consumeUntil(idle bool, want int, consume func(ctx context.Context, h *markingHandler) error) (uint64, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reached := make(chan struct{})
+	h := &markingHandler{want: int64(want), byParts: idle, done: func() { close(reached) }}
+	var heap uint64
+	go func() {
+		<-reached
+		if idle {
+			time.Sleep(5 * time.Second)
+		}
+		heap = liveHeap()
+		cancel()
+	}()
+	for ctx.Err() == nil {
+		if err := consume(ctx, h); err != nil && !errors.Is(err, context.Canceled) {
+			return 0, err
+		}
+	}
+	return heap, nil
+}
+
+func runHandler(zkAddr, group, topic string, want int, idle bool) (uint64, error) {
+	g, err := consumergroup.NewConsumerGroup(group, []string{zkAddr}, groupConfig())
+	if err != nil {
+		return 0, err
+	}
+	heap, err := consumeUntil(idle, want, func(ctx context.Context, h *markingHandler) error {
+		return g.Consume(ctx, []string{topic}, h)
+	})
+	if cerr := g.Close(); err == nil {
+		err = cerr
+	}
+	return heap, err
+}
+
+func runSaramaGroup(brokers []string, group, topic string, want int, idle bool) (uint64, error) {
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	g, err := sarama.NewConsumerGroup(brokers, group, cfg)
+	if err != nil {
+		return 0, err
+	}
+	heap, err := consumeUntil(idle, want, func(ctx context.Context, h *markingHandler) error {
+		return g.Consume(ctx, []string{topic}, h)
+	})
+	if cerr := g.Close(); err == nil {
+		err = cerr
+	}
+	return heap, err
+}
+
+// ensureTopic creates topic with partitions and fills it with n messages,
+// round-robin, unless it exists already.
+func ensureTopic(brokers []string, topic string, partitions int32, n int) error {
+	cfg := sarama.NewConfig()
+	cfg.Version = sarama.V2_8_0_0
+	admin, err := sarama.NewClusterAdmin(brokers, cfg)
+	if err != nil {
+		return err
+	}
+	err = admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: partitions, ReplicationFactor: 1}, false)
+	_ = admin.Close()
+	if errors.Is(err, sarama.ErrTopicAlreadyExists) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	cfg.Producer.Return.Successes = true
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	var p sarama.SyncProducer
+	for i := 0; ; i++ { // the new partitions need a moment to get their leader
+		if p, err = sarama.NewSyncProducer(brokers, cfg); err == nil {
+			break
+		}
+		if i == 50 {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	defer p.Close()
+	for sent := 0; sent < n; sent += 500 {
+		var msgs []*sarama.ProducerMessage
+		for i := sent; i < min(sent+500, n); i++ {
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
+		}
+		for try := 0; ; try++ {
+			if err = p.SendMessages(msgs); err == nil {
+				break
+			}
+			if try == 20 {
+				return err
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return nil
+}

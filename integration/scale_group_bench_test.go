@@ -1,0 +1,314 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/go-zookeeper/zk"
+	metrics "github.com/rcrowley/go-metrics"
+
+	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// BenchmarkIntegrationScaleGroup runs a group of K instances on a topic of
+// P partitions, all in this process, each with its own ZooKeeper session
+// (its own JoinConsumerGroup) and Kafka client, while a producer writes a
+// steady trickle (200 messages/s) to the topic. Steps: the K start; once
+// stable, one more joins; once stable, one leaves (Close). For each step
+// it reports the time from the action to a stable assignment, the
+// ZooKeeper requests the group sent meanwhile, the offset commits among
+// them, the partitions that changed owner, and duplicates (messages
+// delivered more than once: 0 for clean joins and leaves).
+//
+// Stable: an observer (its own ZooKeeper connection, not counted) sees an
+// owner node for every partition, owned only by current members, each
+// member holding P/K rounded down or up, and the same owners at the next
+// look 100 ms later. ZooKeeper requests are counted by a proxy every
+// instance connects through (zkCounter): writes are transactions (a multi
+// is one), commits come from the instances' zkgroup-commits counters.
+//
+// Cases are PxK; ZKGROUP_SCALE_CASES overrides the default
+// "256x8,1024x8,1024x32" (4096x32 is possible, slowly, on two cores). Run:
+//
+//	go test -run=NONE -bench=IntegrationScaleGroup -benchtime=1x -v ./integration/
+//	ZKGROUP_SCALE_CASES=4096x8,4096x32 go test -run=NONE -bench=IntegrationScaleGroup -benchtime=1x -timeout=60m -v ./integration/
+func BenchmarkIntegrationScaleGroup(b *testing.B) {
+	testenv.Integration(b)
+	cases := "256x8,1024x8,1024x32"
+	if v := os.Getenv("ZKGROUP_SCALE_CASES"); v != "" {
+		cases = v
+	}
+	for _, c := range strings.Split(cases, ",") {
+		ps, ks, _ := strings.Cut(c, "x")
+		p, err1 := strconv.Atoi(ps)
+		k, err2 := strconv.Atoi(ks)
+		if err1 != nil || err2 != nil {
+			b.Fatalf("bad case %q: want PxK", c)
+		}
+		b.Run(c, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				runScaleGroup(b, int32(p), k)
+			}
+		})
+	}
+}
+
+type scaleMember struct {
+	cg   *consumergroup.ConsumerGroup
+	reg  metrics.Registry
+	done <-chan struct{}
+}
+
+func runScaleGroup(b *testing.B, partitions int32, k int) {
+	topic := scaleTopic(b, partitions, handoffPerPartition)
+	group := testenv.UniqueName("scale")
+	counter := newZKCounter(b, testenv.ZKAddr())
+	obs := newOwnerView(b, group, topic, partitions)
+	l := newLedger()
+
+	stopTrickle := trickle(b, topic, 200)
+	defer stopTrickle()
+
+	var mu sync.Mutex
+	var members, everyone []*scaleMember // the current ones; all that ever ran
+	start := func(id int) *scaleMember {
+		cfg := testConfig()
+		cfg.MetricRegistry = metrics.NewRegistry()
+		cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{counter.addr()}, cfg)
+		if err != nil {
+			b.Fatalf("join: %v", err)
+		}
+		m := &scaleMember{cg: cg, reg: cfg.MetricRegistry, done: readGroup(cg, id, l, 0, func(error) {})}
+		mu.Lock()
+		everyone = append(everyone, m)
+		mu.Unlock()
+		return m
+	}
+	commits := func() int64 {
+		mu.Lock()
+		defer mu.Unlock()
+		var n int64
+		for _, m := range everyone {
+			n += metrics.GetOrRegisterCounter("zkgroup-commits", m.reg).Count()
+		}
+		return n
+	}
+	step := func(name string, action func()) {
+		before, beforeCommits, beforeDup := counter.counts(), commits(), l.duplicates()
+		owners0 := obs.snapshot()
+		t0 := time.Now()
+		action()
+		stableAt, owners := obs.waitStable(b, 5*time.Minute)
+		took := stableAt.Sub(t0)
+		zkc := counter.counts().minus(before)
+		moved := 0
+		for p, o := range owners {
+			if owners0[p] != o {
+				moved++
+			}
+		}
+		dup := l.duplicates() - beforeDup
+		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d), reads %d, pings %d, other %d; duplicates %d",
+			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, zkc.reads, zkc.pings, zkc.other, dup)
+		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
+		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
+		b.ReportMetric(float64(zkc.reads), name+"-zk-reads")
+		b.ReportMetric(float64(dup), name+"-duplicates")
+	}
+
+	step("start", func() {
+		var wg sync.WaitGroup
+		for i := 0; i < k; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m := start(i)
+				mu.Lock()
+				members = append(members, m)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	})
+	step("join", func() {
+		m := start(k)
+		mu.Lock()
+		members = append(members, m)
+		mu.Unlock()
+	})
+	step("leave", func() {
+		mu.Lock()
+		m := members[0]
+		members = members[1:]
+		mu.Unlock()
+		closeGroup(b, m.cg)
+		<-m.done
+	})
+
+	var wg sync.WaitGroup
+	for _, m := range members {
+		wg.Add(1)
+		go func() { defer wg.Done(); closeGroup(b, m.cg); <-m.done }()
+	}
+	wg.Wait()
+}
+
+// trickle produces perSecond messages a second, round-robin over the
+// topic's partitions, until the returned stop is called.
+func trickle(t testing.TB, topic string, perSecond int) (stop func()) {
+	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
+	if err != nil {
+		t.Fatalf("producer: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			var msgs []*sarama.ProducerMessage
+			for i := 0; i < perSecond/10; i++ {
+				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("trickle")})
+			}
+			_ = p.SendMessages(msgs)
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		_ = p.Close()
+	}
+}
+
+// ownerView reads a group's owner nodes of one topic over its own
+// ZooKeeper connection.
+type ownerView struct {
+	conn       *zk.Conn
+	base       string // the topic's owner nodes
+	ids        string // the group's registrations
+	partitions int32
+}
+
+// members returns the registered instances.
+func (v *ownerView) members() map[string]bool {
+	children, _, _ := v.conn.Children(v.ids)
+	out := make(map[string]bool, len(children))
+	for _, c := range children {
+		out[c] = true
+	}
+	return out
+}
+
+func newOwnerView(t testing.TB, group, topic string, partitions int32) *ownerView {
+	conn, _, err := zk.Connect(testenv.ZKServers(), 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	return &ownerView{conn: conn, base: "/consumers/" + group + "/owners/" + topic, ids: "/consumers/" + group + "/ids", partitions: partitions}
+}
+
+// snapshot returns each partition's owner ("" when it has none).
+func (v *ownerView) snapshot() map[int32]string {
+	out := make(map[int32]string, v.partitions)
+	children, _, err := v.conn.Children(v.base)
+	if err != nil || len(children) == 0 {
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for _, c := range children {
+		p, err := strconv.Atoi(c)
+		if err != nil {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			data, _, err := v.conn.Get(v.base + "/" + c)
+			if err == nil {
+				mu.Lock()
+				out[int32(p)] = string(data)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// balanced reports whether owners covers every partition, with only
+// members, each holding its share rounded down or up (with more members
+// than partitions, at most one each).
+func (v *ownerView) balanced(owners map[int32]string, members map[string]bool) bool {
+	if len(members) == 0 || int32(len(owners)) != v.partitions {
+		return false
+	}
+	held := make(map[string]int)
+	for _, o := range owners {
+		if !members[o] {
+			return false
+		}
+		held[o]++
+	}
+	lo := int(v.partitions) / len(members)
+	for m := range members {
+		if n := held[m]; n < lo || n > lo+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// waitStable waits until two looks 100 ms apart see the same balanced
+// owners, and returns when the first of them was taken.
+func (v *ownerView) waitStable(t testing.TB, timeout time.Duration) (time.Time, map[int32]string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var prev map[int32]string
+	var prevAt time.Time
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stable assignment after %v", timeout)
+		}
+		at := time.Now()
+		cur := v.snapshot()
+		if v.balanced(cur, v.members()) {
+			if prev != nil && sameOwners(prev, cur) {
+				return prevAt, cur
+			}
+			prev, prevAt = cur, at
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		prev = nil
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func sameOwners(a, b map[int32]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, o := range a {
+		if b[p] != o {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,127 @@
+package integration
+
+import (
+	"encoding/binary"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// zkCounter is a loopback proxy in front of ZooKeeper that counts the
+// requests its clients send, by opcode class: writes (create, delete,
+// setData, multi, ...: each one transaction, however many operations a
+// multi holds), reads (exists, getData, getChildren, ...), pings and the
+// rest (watch re-registration, auth, close). It parses only the client's
+// side of the stream: a 4-byte length, then (after the connect request,
+// which it skips) the xid and the opcode of each request.
+type zkCounter struct {
+	ln                          net.Listener
+	target                      string
+	writes, reads, pings, other atomic.Int64
+	wg                          sync.WaitGroup
+	mu                          sync.Mutex
+	conns                       []net.Conn
+}
+
+// zkCounts is a snapshot of a zkCounter.
+type zkCounts struct{ writes, reads, pings, other int64 }
+
+func (a zkCounts) minus(b zkCounts) zkCounts {
+	return zkCounts{a.writes - b.writes, a.reads - b.reads, a.pings - b.pings, a.other - b.other}
+}
+
+func newZKCounter(t testing.TB, target string) *zkCounter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &zkCounter{ln: ln, target: target}
+	c.wg.Add(1)
+	go c.accept()
+	t.Cleanup(c.close)
+	return c
+}
+
+func (c *zkCounter) addr() string { return c.ln.Addr().String() }
+
+func (c *zkCounter) counts() zkCounts {
+	return zkCounts{c.writes.Load(), c.reads.Load(), c.pings.Load(), c.other.Load()}
+}
+
+func (c *zkCounter) close() {
+	_ = c.ln.Close()
+	c.mu.Lock()
+	for _, conn := range c.conns {
+		_ = conn.Close()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+}
+
+func (c *zkCounter) accept() {
+	defer c.wg.Done()
+	for {
+		client, err := c.ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", c.target)
+		if err != nil {
+			_ = client.Close()
+			continue
+		}
+		c.mu.Lock()
+		c.conns = append(c.conns, client, server)
+		c.mu.Unlock()
+		c.wg.Add(2)
+		go func() {
+			defer c.wg.Done()
+			_, _ = io.Copy(client, server)
+			_ = client.Close()
+		}()
+		go func() {
+			defer c.wg.Done()
+			c.requests(client, server)
+			_ = server.Close()
+		}()
+	}
+}
+
+// requests forwards the client's frames to the server, counting each.
+func (c *zkCounter) requests(client, server net.Conn) {
+	first := true
+	head := make([]byte, 4)
+	for {
+		if _, err := io.ReadFull(client, head); err != nil {
+			return
+		}
+		body := make([]byte, binary.BigEndian.Uint32(head))
+		if _, err := io.ReadFull(client, body); err != nil {
+			return
+		}
+		if !first && len(body) >= 8 {
+			c.classify(int32(binary.BigEndian.Uint32(body[4:8])))
+		}
+		first = false
+		if _, err := server.Write(append(head, body...)); err != nil {
+			return
+		}
+		head = make([]byte, 4)
+	}
+}
+
+func (c *zkCounter) classify(op int32) {
+	switch op {
+	case 1, 2, 5, 7, 13, 14, 15, 16, 19, 21: // create, delete, setData, setACL, check, multi, create2, reconfig, createContainer, createTTL
+		c.writes.Add(1)
+	case 3, 4, 6, 8, 9, 12, 103, 104: // exists, getData, getACL, getChildren, sync, getChildren2, getEphemerals, getAllChildrenNumber
+		c.reads.Add(1)
+	case 11:
+		c.pings.Add(1)
+	default: // setWatches, auth, closeSession, ...
+		c.other.Add(1)
+	}
+}
