@@ -70,7 +70,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	owned.maxOffered.Store(-1)
 
 	w.seek(5)
-	if resume, e, ended := w.pump(owned, newFakePartitionConsumer(), nil, 0); ended || e != eventSeek || resume != 5 {
+	if resume, e, ended := w.pump(owned, openedConsumer(newFakePartitionConsumer()), nil, 0); ended || e != eventSeek || resume != 5 {
 		t.Fatalf("pump = (%d, %v, ended %v), want to resume at 5", resume, e, ended)
 	}
 
@@ -82,7 +82,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	run := func(pc *fakePartitionConsumer, start int64) chan result {
 		pumped := make(chan result, 1)
 		go func() {
-			r, e, ended := w.pump(owned, pc, nil, start)
+			r, e, ended := w.pump(owned, openedConsumer(pc), nil, start)
 			pumped <- result{r, e, ended}
 		}()
 		return pumped

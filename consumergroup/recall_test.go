@@ -59,7 +59,7 @@ func newPumpFixture(t *testing.T, capacity int) *pumpFixture {
 func (f *pumpFixture) run(offsets ...int64) <-chan pumpResult {
 	res := make(chan pumpResult, 1)
 	go func() {
-		r, e, ended := f.w.pump(f.owned, newFakePartitionConsumer(offsets...), nil, 0)
+		r, e, ended := f.w.pump(f.owned, openedConsumer(newFakePartitionConsumer(offsets...)), nil, 0)
 		res <- pumpResult{r, e, ended}
 	}()
 	return res
@@ -167,7 +167,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	res = f.w.cg.gate.resumeLater(200*time.Millisecond, func() <-chan pumpResult {
 		r := make(chan pumpResult, 1)
 		go func() {
-			rs, e, ended := f.w.pump(f.owned, newFakePartitionConsumer(1, 2), nil, 1)
+			rs, e, ended := f.w.pump(f.owned, openedConsumer(newFakePartitionConsumer(1, 2)), nil, 1)
 			r <- pumpResult{rs, e, ended}
 		}()
 		return r

@@ -68,6 +68,7 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // the fetch at its target.
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 	start := next
+	openSync := false
 	for {
 		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
 			var ok bool
@@ -79,22 +80,28 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 		// start itself moves only once the prefix is handed to pump, so a
 		// failed open fetches the prefix again instead of skipping it.
 		prefix := w.fastStart(start)
-		from := start
-		if len(prefix) > 0 {
-			from = prefix[len(prefix)-1].Offset + 1
-		}
-		spc, err := w.open(owned, from)
-		if err != nil {
-			if w.ctx.Err() != nil {
-				return w.endConsuming(owned)
+		var src *pendingConsumer
+		if len(prefix) > 0 && !openSync {
+			// Opening asks the leader for the partition's oldest and newest
+			// offsets, one request after the other: hand the prefix out
+			// meanwhile. Its end is in range (the fetch just returned it).
+			src = w.openAsync(prefix[len(prefix)-1].Offset + 1)
+		} else {
+			openSync = false
+			spc, err := w.open(owned, start)
+			if err != nil {
+				if w.ctx.Err() != nil {
+					return w.endConsuming(owned)
+				}
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
+				if !w.cooldown() {
+					return w.endConsuming(owned)
+				}
+				continue
 			}
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", from, err))
-			if !w.cooldown() {
-				return w.endConsuming(owned)
-			}
-			continue
+			src, prefix = openedConsumer(spc), nil
 		}
-		resume, end, ended := w.pump(owned, spc, prefix, start)
+		resume, end, ended := w.pump(owned, src, prefix, start)
 		if ended {
 			// sarama closes a partition consumer only after its broker's
 			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
@@ -104,11 +111,13 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 			w.spcClosed = make(chan struct{})
 			go func() {
 				defer close(w.spcClosed)
-				closePartitionConsumer(spc)
+				src.close()
 			}()
 			return end
 		}
-		closePartitionConsumer(spc)
+		if src.close() != nil {
+			openSync = true // the background open failed: open again with open's checks
+		}
 		start = resume
 	}
 }
@@ -230,9 +239,12 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 // taken whenever the pending flag says one was raised, before every
 // hand-over, and they cut a hand-over that waits for a reader or for the
 // fence short.
-func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
+func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
 	last := int64(-1)
-	msgs := spc.Messages()
+	var spc sarama.PartitionConsumer // once src is ready
+	var msgs <-chan *sarama.ConsumerMessage
+	var errs <-chan *sarama.ConsumerError
+	ready := src.ready // nil once taken
 	out := w.output()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	buffered := cap(out) > 0
@@ -268,7 +280,20 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 						return to, eventSeek, false
 					}
 					continue
-				case err, ok := <-spc.Errors():
+				case <-ready:
+					ready = nil
+					if src.err != nil {
+						// The background open failed after the prefix went
+						// out: resume after it, and open again there.
+						if last >= 0 {
+							return last + 1, eventSeek, false
+						}
+						return start, eventSeek, false
+					}
+					spc = src.spc
+					msgs, errs = spc.Messages(), spc.Errors()
+					continue
+				case err, ok := <-errs:
 					if ok && err != nil {
 						w.cg.report(err)
 					}
@@ -283,7 +308,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, spc sarama.PartitionConsumer
 				return start, eventSeek, false
 			}
 		}
-		w.hwm.Store(spc.HighWaterMarkOffset())
+		if spc != nil {
+			w.hwm.Store(spc.HighWaterMarkOffset())
+		}
 		owned.offer(m.Offset)
 		owned.redelivery.offered(m)
 		// valid (the claim's session is the current one) is checked before

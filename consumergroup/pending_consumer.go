@@ -1,0 +1,41 @@
+package consumergroup
+
+import "github.com/IBM/sarama"
+
+// pendingConsumer is a sarama partition consumer that may still be
+// opening: ready is closed once spc or err is set.
+type pendingConsumer struct {
+	ready chan struct{}
+	spc   sarama.PartitionConsumer
+	err   error
+}
+
+// openedConsumer is a pendingConsumer for spc, open already.
+func openedConsumer(spc sarama.PartitionConsumer) *pendingConsumer {
+	p := &pendingConsumer{ready: make(chan struct{}), spc: spc}
+	close(p.ready)
+	return p
+}
+
+// openAsync opens the partition consumer at from in the background. Unlike
+// open, it does not handle an offset out of range: the caller opens again
+// with open when it fails.
+func (w *partitionWorker) openAsync(from int64) *pendingConsumer {
+	p := &pendingConsumer{ready: make(chan struct{})}
+	go func() {
+		defer close(p.ready)
+		p.spc, p.err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, from)
+	}()
+	return p
+}
+
+// close waits until the consumer is open and closes it (see
+// closePartitionConsumer). It returns the error of a failed open.
+func (p *pendingConsumer) close() error {
+	<-p.ready
+	if p.err != nil {
+		return p.err
+	}
+	closePartitionConsumer(p.spc)
+	return nil
+}
