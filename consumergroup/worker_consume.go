@@ -292,6 +292,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 					}
 					spc = src.spc
 					msgs, errs = spc.Messages(), spc.Errors()
+					w.hwm.Store(spc.HighWaterMarkOffset())
 					continue
 				case err, ok := <-errs:
 					if ok && err != nil {
@@ -310,6 +311,8 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		}
 		if spc != nil {
 			w.hwm.Store(spc.HighWaterMarkOffset())
+		} else if m.Offset >= w.hwm.Load() { // a prefix message: the mark is past it
+			w.hwm.Store(m.Offset + 1)
 		}
 		owned.offer(m.Offset)
 		owned.redelivery.offered(m)

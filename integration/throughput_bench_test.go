@@ -30,6 +30,9 @@ import (
 //   - sarama-group: sarama's own broker-coordinated group
 //     (sarama.NewConsumerGroup on the same broker, the same fetch wait as
 //     the groups above) with the same handler;
+//   - paired-messages: consumergroup (to the last message) and
+//     sarama-one-reader again, interleaved, reporting
+//     messages/one-reader;
 //   - paired: consumergroup-handler, sarama-group and sarama again,
 //     interleaved (one of each per iteration, in rotating order), reporting
 //     the handler path's throughput as a ratio of sarama's group
@@ -89,36 +92,73 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 	}
 	b.Run("sarama", func(b *testing.B) { measure(b, bare) })
 
-	b.Run("sarama-one-reader", func(b *testing.B) {
-		measure(b, func(b *testing.B) {
-			consumer, err := sarama.NewConsumer(testenv.KafkaAddrs(), saramaConfig())
+	oneReader := func(b *testing.B) {
+		consumer, err := sarama.NewConsumer(testenv.KafkaAddrs(), saramaConfig())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer consumer.Close()
+		merged := make(chan *sarama.ConsumerMessage)
+		stop := make(chan struct{})
+		defer close(stop)
+		for p := range counts {
+			pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer consumer.Close()
-			merged := make(chan *sarama.ConsumerMessage)
-			stop := make(chan struct{})
-			defer close(stop)
-			for p := range counts {
-				pc, err := consumer.ConsumePartition(topic, p, sarama.OffsetOldest)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer pc.AsyncClose()
-				go func() {
-					for m := range pc.Messages() {
-						select {
-						case merged <- m:
-						case <-stop:
-							return
-						}
+			defer pc.AsyncClose()
+			go func() {
+				for m := range pc.Messages() {
+					select {
+					case merged <- m:
+					case <-stop:
+						return
 					}
-				}()
+				}
+			}()
+		}
+		for got := 0; got < n; got++ {
+			<-merged
+		}
+	}
+	b.Run("sarama-one-reader", func(b *testing.B) { measure(b, oneReader) })
+
+	// messagesPath reads everything through JoinConsumerGroup, Messages()
+	// and CommitUpto, and returns the time from the join to the last
+	// message (the one-reader has no Close that commits and releases).
+	messagesPath := func(b *testing.B) time.Duration {
+		t0 := time.Now()
+		cg := join(b, testenv.UniqueName("bench"), []string{topic}, nil)
+		for got := 0; got < n; got++ {
+			_ = cg.CommitUpto(<-cg.Messages())
+		}
+		toLast := time.Since(t0)
+		if err := cg.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return toLast
+	}
+
+	// Messages() against the one-reader shape, interleaved (rotating order)
+	// so load from elsewhere on the machine weighs on both alike.
+	b.Run("paired-messages", func(b *testing.B) {
+		var group, reader time.Duration
+		for i := 0; i < b.N; i++ {
+			if i%2 == 0 {
+				group += messagesPath(b)
+				t0 := time.Now()
+				oneReader(b)
+				reader += time.Since(t0)
+			} else {
+				t0 := time.Now()
+				oneReader(b)
+				reader += time.Since(t0)
+				group += messagesPath(b)
 			}
-			for got := 0; got < n; got++ {
-				<-merged
-			}
-		})
+		}
+		b.ReportMetric(float64(n*b.N)/group.Seconds(), "messages-msgs/s-to-last")
+		b.ReportMetric(float64(n*b.N)/reader.Seconds(), "one-reader-msgs/s")
+		b.ReportMetric(reader.Seconds()/group.Seconds(), "messages/one-reader")
 	})
 
 	b.Run("consumergroup", func(b *testing.B) {
