@@ -28,7 +28,7 @@ type pumpResult struct {
 	ended  bool
 }
 
-func newPumpFixture(t *testing.T, capacity int) *pumpFixture {
+func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	t.Helper()
 	testenv.Integration(t)
 	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
