@@ -47,6 +47,9 @@ type partitionWorker struct {
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's claimSink (Messages(), or the claim's own channel).
 	out chan *sarama.ConsumerMessage
+	// readerGone, when not nil, is closed once nobody reads out any more
+	// (a handler's ConsumeClaim returned): set with out.
+	readerGone <-chan struct{}
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
@@ -235,10 +238,12 @@ func (w *partitionWorker) drain() workerEvent {
 			continue // a stop while stopping
 		}
 		// While a claim's buffer holds messages the handler has yet to
-		// read, a pause of the gate takes them back.
-		var pauseC <-chan struct{}
+		// read, a pause of the gate takes them back, and so does the end
+		// of its reader: nobody can mark them any more.
+		var pauseC, goneC <-chan struct{}
 		if w.out != nil && len(w.out) > 0 {
 			_, pauseC, _ = w.cg.gate.state()
+			goneC = w.readerGone
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
 		go func() {
@@ -246,6 +251,8 @@ func (w *partitionWorker) drain() workerEvent {
 			case <-wake:
 				cancel()
 			case <-pauseC:
+				cancel()
+			case <-goneC:
 				cancel()
 			case <-ctx.Done():
 			}
@@ -255,8 +262,10 @@ func (w *partitionWorker) drain() workerEvent {
 		if errors.Is(err, context.Canceled) {
 			if pauseC != nil && w.cg.gate.paused() {
 				w.recallWhileDraining()
+			} else if goneC != nil && isClosed(goneC) {
+				w.recallUnread()
 			}
-			continue // woken by an event or a pause: look again
+			continue // woken by an event, a pause or the reader's end: look again
 		}
 		if err != nil {
 			w.recallAfterDrainTimeout()

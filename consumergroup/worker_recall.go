@@ -95,6 +95,29 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 	}
 }
 
+// recallUnread empties the closed output's buffer once its reader is gone
+// (a handler's ConsumeClaim returned): nobody reads or marks what it
+// holds, so the drain must not wait for it. The final commit stores the
+// marked offset, but never above the lowest offset taken back.
+func (w *partitionWorker) recallUnread() {
+	w.owned.beginRecall()
+	defer w.owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		w.owned.tracker.SetCeiling(lowest)
+		w.log.Info("the claim's handler returned with messages unread in its buffer: taken back", "taken back", n, "from", lowest)
+	}
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // maxClaimBuffer caps a claim's buffer. A claim that ends cleanly lets its
 // handler process what the buffer holds before the partition moves, so the
 // cap bounds that time; beyond a few dozen messages a larger buffer no
