@@ -232,7 +232,7 @@ func (w *partitionWorker) drain() workerEvent {
 		wake := w.ev.wait()
 		if e, _, ok := w.ev.take(); ok {
 			if next(stateDraining, e) != stateDraining {
-				w.recall() // nothing the buffer holds counts any more
+				w.recallBeforeRelease(w.owned) // nothing the buffer holds counts any more
 				return e
 			}
 			continue // a stop while stopping

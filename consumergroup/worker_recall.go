@@ -95,6 +95,25 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 	}
 }
 
+// recallBeforeRelease empties the output's buffer when the claim may no
+// longer be ours (a loss, an abandon, an expiry). Nothing is committed on
+// purpose any more, but the partition stays tracked until the release
+// drops it, and the commit loop may commit it meanwhile: so commits pause
+// while the buffer is emptied, and the position is capped at the lowest
+// offset taken back, since the handler may mark a message it got above
+// it meanwhile.
+func (w *partitionWorker) recallBeforeRelease(owned *ownedOffsets) {
+	if w.out == nil || len(w.out) == 0 || owned == nil {
+		w.recall()
+		return
+	}
+	owned.beginRecall()
+	defer owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		owned.tracker.SetCeiling(lowest)
+	}
+}
+
 // recallUnread empties the closed output's buffer once its reader is gone
 // (a handler's ConsumeClaim returned): nobody reads or marks what it
 // holds, so the drain must not wait for it. The final commit stores the
