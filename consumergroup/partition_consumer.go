@@ -88,11 +88,18 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 }
 
 // stop asks the worker to stop: after a drain and a final commit, or
-// without them (abandon). It does not wait: see done.
+// without them (abandon, which its predecessor, if any, gets too). It does
+// not wait: see done.
 func (w *partitionWorker) stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
 		w.ev.raise(eventAbandon)
+		if w.prev != nil {
+			// A predecessor still stopping is tracked by nobody but us,
+			// and our done waits for its: nothing may be committed there
+			// either.
+			w.prev.stop(true)
+		}
 	}
 	w.ev.raise(eventStop)
 }
