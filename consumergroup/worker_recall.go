@@ -14,14 +14,18 @@ package consumergroup
 //
 // A clean stop takes nothing back: the channel closes, the handler reads
 // what the buffer holds, and the drain waits for those marks, as under
-// sarama. Messages() is unbuffered, so there is never anything to recall.
+// sarama, unless the handler's ConsumeClaim returns first: nobody reads
+// the rest then, so it is taken back (see recallUnread). Messages() is
+// unbuffered, so there is never anything to recall.
 //
 // The handler may read from the buffer while the worker empties it, so
 // what the handler got need not be a prefix of what was in the buffer (it
-// may get offset 3 while the worker takes 2 back). That is harmless where
-// nothing more is committed or the position moves anyway; on a pause, the
-// restart at the marked position, with marks refused while the buffer is
-// emptied, keeps it harmless (see recallOnPause).
+// may get offset 3 while the worker takes 2 back, and mark it). Commits
+// pause while the buffer is emptied, and the position is then capped at
+// the lowest offset taken back (or, on a pause, restarts at the marked
+// position below it), so no commit passes a message the handler never got:
+// also after a loss, an abandon or an expiry, since the partition stays
+// tracked, and the commit loop may commit it, until the release.
 
 // recall takes back every message the output's buffer holds and returns
 // how many it took and the lowest offset among them. Only the worker sends
