@@ -142,3 +142,46 @@ func TestDrainTimesOut(t *testing.T) {
 func newBareWorker() *partitionWorker {
 	return newWorker(nil, topicPartition{})
 }
+
+// A worker started while its partition's previous worker here still
+// drains waits for it, and the manage loop tracks only the new one. When
+// the session expires (or the instance is fenced off), the manage loop
+// abandons the new one: that must end the predecessor's drain too, since
+// nothing may be committed any more, and the manage loop waits for both.
+// Otherwise the predecessor goes on waiting for marks up to
+// Offsets.ProcessingTimeout, holding up the manage loop and the
+// registration after the expiry, and then commits.
+func TestAbandonEndsThePredecessorsDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prev, _, _ := drainingWorker(time.Minute)
+		defer prev.cancel()
+		prev.done = make(chan struct{})
+		drained := make(chan workerEvent, 1)
+		go func() {
+			defer close(prev.done)
+			e := prev.drain()
+			drained <- e
+		}()
+		prev.stop(false) // the partition moved away: a clean stop
+		synctest.Wait()
+
+		w := newBareWorker()
+		defer w.cancel()
+		w.cg, w.tp, w.prev = prev.cg, prev.tp, prev
+		claimed := make(chan workerEvent, 1)
+		go func() { claimed <- w.claimPartition() }()
+		synctest.Wait()
+
+		start := time.Now()
+		w.stop(true) // the session expired: abandon
+		if e := <-claimed; e != eventAbandon {
+			t.Errorf("successor ended claiming with %v, want abandon", e)
+		}
+		if e := <-drained; e != eventAbandon {
+			t.Errorf("predecessor's drain ended with %v, want abandon", e)
+		}
+		if took := time.Since(start); took != 0 {
+			t.Errorf("abandoning the successor took %v: the predecessor drained on", took)
+		}
+	})
+}

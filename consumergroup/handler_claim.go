@@ -14,6 +14,9 @@ type handlerClaim struct {
 	initial int64
 	msgs    chan *sarama.ConsumerMessage // buffered (ChannelBufferSize); see worker_recall.go
 	revoked atomic.Bool                  // set before msgs is closed
+	// returned is closed once ConsumeClaim has returned: nobody reads msgs
+	// any more.
+	returned chan struct{}
 }
 
 var _ sarama.ConsumerGroupClaim = (*handlerClaim)(nil)

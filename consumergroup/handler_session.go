@@ -53,7 +53,8 @@ func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) c
 	if initial < 0 {
 		initial = w.cg.config.Offsets.Initial // as sarama's claims report it
 	}
-	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, min(w.cg.config.ChannelBufferSize, maxClaimBuffer))}
+	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, min(w.cg.config.ChannelBufferSize, maxClaimBuffer)),
+		returned: make(chan struct{})}
 	s.mu.Lock()
 	if s.ending {
 		s.mu.Unlock()
@@ -63,6 +64,7 @@ func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) c
 	s.generation++
 	s.running.Add(1)
 	s.mu.Unlock()
+	w.readerGone = c.returned
 	go s.consumeClaim(c)
 	return c.msgs
 }
@@ -88,6 +90,7 @@ func (s *handlerSession) close(w *partitionWorker) {
 // partition would otherwise stay claimed with nobody reading it.
 func (s *handlerSession) consumeClaim(c *handlerClaim) {
 	defer s.running.Done()
+	defer close(c.returned)
 	if err := s.handler.ConsumeClaim(s, c); err != nil {
 		s.group.report(newPartitionError(c.Topic(), c.Partition(), err))
 	}

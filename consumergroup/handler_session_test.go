@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -272,4 +273,68 @@ func TestHandlerSessionMarks(t *testing.T) {
 	owned.lost.Store(true)
 	s.ResetOffset("t", 0, 8, "")
 	check("ResetOffset after the claim was lost", 12, true)
+}
+
+// contextHandler is a handler as sarama's example writes it, in the one
+// interleaving that matters here: it reads and marks one message, then
+// sees the session's context end and returns, leaving the rest of its
+// claim's buffer unread.
+type contextHandler struct{ got chan int64 }
+
+func (h *contextHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (h *contextHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (h *contextHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	m := <-c.Messages()
+	s.MarkMessage(m, "")
+	h.got <- m.Offset
+	<-s.Context().Done()
+	return nil
+}
+
+// Once ConsumeClaim has returned, nobody reads what its claim's buffer
+// still holds, so nobody marks it: the drain takes it back and ends as
+// soon as what the handler did read is marked, rather than waiting
+// Offsets.ProcessingTimeout for marks that cannot come (and reporting
+// them). The position to commit stays below what the handler never got.
+func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &contextHandler{got: make(chan int64, 1)}
+		s, _ := newTestSession(h)
+		s.cg.gate = newDeliveryGate()
+		close(s.setupDone)
+		tp := topicPartition{"t", 0}
+		w := s.testWorker(tp)
+		defer w.cancel()
+		owned := s.cg.offsetManager.adopt(tp, nil, 0, -1, w)
+		w.owned = owned
+		if w.out = s.open(w, owned, 0); w.out == nil {
+			t.Fatal("open refused")
+		}
+		w.sink = s
+		for o := int64(0); o < 5; o++ {
+			owned.offer(o)
+			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
+			owned.delivered(o)
+		}
+		if got := <-h.got; got != 0 {
+			t.Fatalf("the handler got %d first, want 0", got)
+		}
+		s.cancel(context.Canceled) // the session ends: ConsumeClaim returns
+		synctest.Wait()
+
+		w.stop(false)
+		w.ev.take()
+		w.enter(stateDraining)
+		start := time.Now()
+		if e := w.drain(); e != eventFinished {
+			t.Fatalf("drain ended with %v, want finished", e)
+		}
+		if w.drainErr != nil {
+			t.Errorf("drain error %v after %v: it waited for messages nobody could read", w.drainErr, time.Since(start))
+		}
+		owned.tracker.MarkOffset(3) // a late mark of a message never read
+		if next, _ := owned.tracker.Pending(); next != 1 {
+			t.Errorf("position to commit %d, want 1: the handler got and marked 0 only", next)
+		}
+	})
 }

@@ -47,6 +47,9 @@ type partitionWorker struct {
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's claimSink (Messages(), or the claim's own channel).
 	out chan *sarama.ConsumerMessage
+	// readerGone, when not nil, is closed once nobody reads out any more
+	// (a handler's ConsumeClaim returned): set with out.
+	readerGone <-chan struct{}
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
@@ -85,11 +88,18 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 }
 
 // stop asks the worker to stop: after a drain and a final commit, or
-// without them (abandon). It does not wait: see done.
+// without them (abandon, which its predecessor, if any, gets too). It does
+// not wait: see done.
 func (w *partitionWorker) stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
 		w.ev.raise(eventAbandon)
+		if w.prev != nil {
+			// A predecessor still stopping is tracked by nobody but us,
+			// and our done waits for its: nothing may be committed there
+			// either.
+			w.prev.stop(true)
+		}
 	}
 	w.ev.raise(eventStop)
 }
@@ -229,16 +239,18 @@ func (w *partitionWorker) drain() workerEvent {
 		wake := w.ev.wait()
 		if e, _, ok := w.ev.take(); ok {
 			if next(stateDraining, e) != stateDraining {
-				w.recall() // nothing the buffer holds counts any more
+				w.recallBeforeRelease(w.owned) // nothing the buffer holds counts any more
 				return e
 			}
 			continue // a stop while stopping
 		}
 		// While a claim's buffer holds messages the handler has yet to
-		// read, a pause of the gate takes them back.
-		var pauseC <-chan struct{}
+		// read, a pause of the gate takes them back, and so does the end
+		// of its reader: nobody can mark them any more.
+		var pauseC, goneC <-chan struct{}
 		if w.out != nil && len(w.out) > 0 {
 			_, pauseC, _ = w.cg.gate.state()
+			goneC = w.readerGone
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
 		go func() {
@@ -246,6 +258,8 @@ func (w *partitionWorker) drain() workerEvent {
 			case <-wake:
 				cancel()
 			case <-pauseC:
+				cancel()
+			case <-goneC:
 				cancel()
 			case <-ctx.Done():
 			}
@@ -255,8 +269,10 @@ func (w *partitionWorker) drain() workerEvent {
 		if errors.Is(err, context.Canceled) {
 			if pauseC != nil && w.cg.gate.paused() {
 				w.recallWhileDraining()
+			} else if goneC != nil && isClosed(goneC) {
+				w.recallUnread()
 			}
-			continue // woken by an event or a pause: look again
+			continue // woken by an event, a pause or the reader's end: look again
 		}
 		if err != nil {
 			w.recallAfterDrainTimeout()

@@ -156,12 +156,12 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets) (e workerEvent
 			// release is still tried: if the session survives, the owner
 			// node is still ours.
 			w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
-			w.recall()
+			w.recallBeforeRelease(owned)
 			return eventAbandon, true, true
 		}
 		return e, true, true // a clean stop: the handler reads what the buffer holds
 	}
-	w.recall() // the claim may no longer be ours
+	w.recallBeforeRelease(owned) // the claim may no longer be ours
 	return e, true, true
 }
 

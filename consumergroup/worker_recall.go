@@ -14,14 +14,18 @@ package consumergroup
 //
 // A clean stop takes nothing back: the channel closes, the handler reads
 // what the buffer holds, and the drain waits for those marks, as under
-// sarama. Messages() is unbuffered, so there is never anything to recall.
+// sarama, unless the handler's ConsumeClaim returns first: nobody reads
+// the rest then, so it is taken back (see recallUnread). Messages() is
+// unbuffered, so there is never anything to recall.
 //
 // The handler may read from the buffer while the worker empties it, so
 // what the handler got need not be a prefix of what was in the buffer (it
-// may get offset 3 while the worker takes 2 back). That is harmless where
-// nothing more is committed or the position moves anyway; on a pause, the
-// restart at the marked position, with marks refused while the buffer is
-// emptied, keeps it harmless (see recallOnPause).
+// may get offset 3 while the worker takes 2 back, and mark it). Commits
+// pause while the buffer is emptied, and the position is then capped at
+// the lowest offset taken back (or, on a pause, restarts at the marked
+// position below it), so no commit passes a message the handler never got:
+// also after a loss, an abandon or an expiry, since the partition stays
+// tracked, and the commit loop may commit it, until the release.
 
 // recall takes back every message the output's buffer holds and returns
 // how many it took and the lowest offset among them. Only the worker sends
@@ -92,6 +96,48 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 	if n, lowest := w.recall(); n > 0 {
 		w.owned.tracker.SetCeiling(lowest)
 		w.log.Warn("the drain timed out with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
+	}
+}
+
+// recallBeforeRelease empties the output's buffer when the claim may no
+// longer be ours (a loss, an abandon, an expiry). Nothing is committed on
+// purpose any more, but the partition stays tracked until the release
+// drops it, and the commit loop may commit it meanwhile: so commits pause
+// while the buffer is emptied, and the position is capped at the lowest
+// offset taken back, since the handler may mark a message it got above
+// it meanwhile.
+func (w *partitionWorker) recallBeforeRelease(owned *ownedOffsets) {
+	if w.out == nil || len(w.out) == 0 || owned == nil {
+		w.recall()
+		return
+	}
+	owned.beginRecall()
+	defer owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		owned.tracker.SetCeiling(lowest)
+	}
+}
+
+// recallUnread empties the closed output's buffer once its reader is gone
+// (a handler's ConsumeClaim returned): nobody reads or marks what it
+// holds, so the drain must not wait for it. The final commit stores the
+// marked offset, but never above the lowest offset taken back.
+func (w *partitionWorker) recallUnread() {
+	w.owned.beginRecall()
+	defer w.owned.endRecall()
+	if n, lowest := w.recall(); n > 0 {
+		w.owned.tracker.SetCeiling(lowest)
+		w.log.Info("the claim's handler returned with messages unread in its buffer: taken back", "taken back", n, "from", lowest)
+	}
+}
+
+// isClosed reports whether c is closed.
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
 

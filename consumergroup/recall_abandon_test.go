@@ -1,0 +1,81 @@
+package consumergroup
+
+import (
+	"log/slog"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// A handler may read the claim's buffer while the worker takes it back, so
+// it can get a message above one taken back (the worker receives 5, the
+// handler 6) and mark it. After a loss that changes nothing (the lost
+// claim commits nothing), but after an abandon or an expiry the partition
+// stays tracked until the release drops it, and the commit loop may commit
+// it meanwhile (the epoch still ours): the position it would store must
+// never pass a message the handler never got.
+func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
+	const size, rounds = 64, 2000
+	for round := 0; round < rounds; round++ {
+		om := &zookeeperOffsetManager{
+			cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
+			parts: make(map[topicPartition]*ownedOffsets),
+		}
+		w := newBareWorker()
+		w.cg, w.tp = om.cg, topicPartition{"t", 0}
+		owned := om.adopt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, -1, w)
+		w.owned = owned
+		w.out = make(chan *sarama.ConsumerMessage, size)
+		for o := int64(0); o < size; o++ {
+			owned.offer(o)
+			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
+			owned.delivered(o)
+		}
+		got := make(map[int64]bool)
+		var wg sync.WaitGroup
+		started := make(chan struct{})
+		stop := make(chan struct{})
+		wg.Add(1)
+		go func() { // the handler: reads and marks until the worker is done
+			defer wg.Done()
+			first := true
+			for {
+				select {
+				case m := <-w.out:
+					got[m.Offset] = true
+					owned.mark(m, m.Offset)
+					if first {
+						close(started)
+						first = false
+					}
+					runtime.Gosched() // let the worker's recall run beside
+
+				case <-stop:
+					return
+				}
+			}
+		}()
+		<-started
+		w.stop(true)
+		if e, ended, _ := w.takeWhileConsuming(owned); e != eventAbandon || !ended {
+			t.Fatalf("took %v (ended %v), want abandon", e, ended)
+		}
+		close(stop)
+		wg.Wait()
+		w.cancel()
+		lowest := int64(-1)
+		for o := int64(0); o < size; o++ {
+			if !got[o] {
+				lowest = o
+				break
+			}
+		}
+		if next, _ := owned.tracker.Pending(); lowest >= 0 && next > lowest {
+			t.Fatalf("round %d: a commit would store %d, past %d, which the handler never got", round, next, lowest)
+		}
+	}
+}
