@@ -130,13 +130,14 @@ func (o *ownedOffsets) restart(offset int64) {
 	o.seeking.Store(false)
 }
 
-// beginRecall stops commits of o until endRecall: a commit in flight ends
-// first, so none can store a mark made while the worker takes back its
-// buffer.
+// beginRecall stops commits of o until endRecall. It does not wait for a
+// commit in flight (one may hang while ZooKeeper is silent, which is when
+// the worker must empty its buffer at once): a commit reads the position
+// before it checks recalling (see commit), so one that sees recalling
+// unset read its position before the recall began, and stores only marks
+// of messages the application got before.
 func (o *ownedOffsets) beginRecall() {
-	o.commitMu.Lock()
 	o.recalling.Store(true)
-	o.commitMu.Unlock()
 }
 
 func (o *ownedOffsets) endRecall() { o.recalling.Store(false) }
@@ -274,10 +275,11 @@ func (om *zookeeperOffsetManager) finalCommit(o *ownedOffsets) error {
 func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
+	// The position is read before the flags: see beginRecall.
+	next, dirty := o.tracker.Pending()
 	if o.seeking.Load() || o.lost.Load() || o.recalling.Load() {
 		return nil
 	}
-	next, dirty := o.tracker.Pending()
 	storage := om.storage
 	if !storage.usesZookeeper() {
 		if !dirty {
@@ -313,7 +315,7 @@ func (om *zookeeperOffsetManager) commitZookeeper(o *ownedOffsets, next int64) e
 			return err
 		}
 		var dirty bool
-		if next, dirty = o.tracker.Pending(); !dirty {
+		if next, dirty = o.tracker.Pending(); !dirty || o.recalling.Load() {
 			return nil
 		}
 	}

@@ -275,3 +275,25 @@ func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 		t.Errorf("position to commit %d, want 2: the lowest offset taken back", next)
 	}
 }
+
+// A commit in flight may hang while ZooKeeper is silent, which is exactly
+// when the gate pauses: the buffer must be emptied at once all the same,
+// not after the commit gives up.
+func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
+	f := newPumpFixture(t, 8)
+	res := f.run(0, 1, 2, 3)
+	f.waitBuffered(t, 4)
+	f.owned.commitMu.Lock() // a commit in flight, hanging
+	f.w.cg.gate.set(true)
+	deadline := time.Now().Add(2 * time.Second)
+	for len(f.out) != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if n := len(f.out); n != 0 {
+		t.Errorf("the buffer still holds %d messages while fenced off: the recall waits for the commit in flight", n)
+	}
+	f.owned.commitMu.Unlock()
+	if r := await(t, res); r.ended || r.e != eventSeek || r.resume != 0 {
+		t.Fatalf("pump = %+v, want to restart at the marked offset 0", r)
+	}
+}

@@ -79,9 +79,12 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 		// The partition consumer starts after the directly fetched prefix;
 		// start itself moves only once the prefix is handed to pump, so a
 		// failed open fetches the prefix again instead of skipping it.
-		prefix := w.fastStart(start)
+		var prefix []*sarama.ConsumerMessage
+		if !openSync { // after a failed background open, open plainly
+			prefix = w.fastStart(start)
+		}
 		var src *pendingConsumer
-		if len(prefix) > 0 && !openSync {
+		if len(prefix) > 0 {
 			// Opening asks the leader for the partition's oldest and newest
 			// offsets, one request after the other: hand the prefix out
 			// meanwhile. Its end is in range (the fetch just returned it).
