@@ -123,9 +123,19 @@ func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
 func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newDeliveryGate()
+		interrupt := make(chan struct{})
+		stop := g.listen(func() { close(interrupt) }) // as a worker's pause event
+		defer stop()
 		out := make(chan *sarama.ConsumerMessage)
 		m := &sarama.ConsumerMessage{Offset: 3}
-		res := sendAsync(t.Context(), g, out, m)
+		res := make(chan bool, 1)
+		go func() {
+			delivered, _ := g.sendIf(interrupt, out, m, nil)
+			if !delivered { // interrupted by the pause: send again, as the worker does
+				delivered, _ = g.sendIf(nil, out, m, nil)
+			}
+			res <- delivered
+		}()
 		synctest.Wait() // the send waits on out
 
 		g.set(true)
@@ -150,6 +160,20 @@ func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 			t.Fatal("send returned false after delivering")
 		}
 	})
+}
+
+// A listener that stopped listening is not told of a pause.
+func TestDeliveryGateListenStop(t *testing.T) {
+	g := newDeliveryGate()
+	told := 0
+	stop := g.listen(func() { told++ })
+	g.set(true)
+	g.set(false)
+	stop()
+	g.set(true)
+	if told != 1 {
+		t.Errorf("listener told %d times, want once (before it stopped)", told)
+	}
 }
 
 func TestDeliveryGateCancelWhilePaused(t *testing.T) {

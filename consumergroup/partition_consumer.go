@@ -235,29 +235,37 @@ func (w *partitionWorker) drain() workerEvent {
 	if w.owned == nil {
 		return w.takeOr(eventFinished)
 	}
+	if w.out != nil && cap(w.out) > 0 {
+		// A claim's buffer may still hold messages: a pause takes them back.
+		stopListening := w.cg.gate.listen(w.ev.raisePause)
+		defer stopListening()
+		if w.cg.gate.paused() { // paused before we listened
+			w.ev.raisePause()
+		}
+	}
 	for {
 		wake := w.ev.wait()
 		if e, _, ok := w.ev.take(); ok {
-			if next(stateDraining, e) != stateDraining {
+			switch {
+			case e == eventPause:
+				w.recallWhileDraining()
+			case next(stateDraining, e) != stateDraining:
 				w.recallBeforeRelease(w.owned) // nothing the buffer holds counts any more
 				return e
 			}
-			continue // a stop while stopping
+			continue // a pause taken care of, or a stop while stopping
 		}
 		// While a claim's buffer holds messages the handler has yet to
-		// read, a pause of the gate takes them back, and so does the end
-		// of its reader: nobody can mark them any more.
-		var pauseC, goneC <-chan struct{}
+		// read, the end of its reader takes them back: nobody can mark
+		// them any more.
+		var goneC <-chan struct{}
 		if w.out != nil && len(w.out) > 0 {
-			_, pauseC, _ = w.cg.gate.state()
 			goneC = w.readerGone
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
 		go func() {
 			select {
 			case <-wake:
-				cancel()
-			case <-pauseC:
 				cancel()
 			case <-goneC:
 				cancel()
@@ -267,12 +275,10 @@ func (w *partitionWorker) drain() workerEvent {
 		err := w.owned.tracker.Drain(ctx)
 		cancel()
 		if errors.Is(err, context.Canceled) {
-			if pauseC != nil && w.cg.gate.paused() {
-				w.recallWhileDraining()
-			} else if goneC != nil && isClosed(goneC) {
+			if goneC != nil && isClosed(goneC) {
 				w.recallUnread()
 			}
-			continue // woken by an event, a pause or the reader's end: look again
+			continue // woken by an event or the reader's end: look again
 		}
 		if err != nil {
 			w.recallAfterDrainTimeout()

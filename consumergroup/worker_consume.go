@@ -130,7 +130,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 // before it are applied), or a stop when none was.
 func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 	for {
-		e, ended, ok := w.takeWhileConsuming(owned)
+		e, ended, ok := w.takeWhileConsuming(owned, -1)
 		if !ok || ended {
 			return e
 		}
@@ -139,11 +139,22 @@ func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 
 // takeWhileConsuming takes the most urgent pending event in state
 // consuming. A seek restarts the partition's offsets at its target (resume
-// there: ended false); any other event ends consuming (ended), a stop while
-// the instance is fenced off from ZooKeeper as an abandon. ok is false when
-// no event was pending.
-func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets) (e workerEvent, ended, ok bool) {
+// there: ended false), and so does a pause that took messages back from a
+// claim's buffer (restarting at the marked offset; a pause that took
+// nothing back changes nothing); any other event ends consuming (ended), a
+// stop while the instance is fenced off from ZooKeeper as an abandon. ok
+// is false when no event was pending; start is where pump started.
+func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (e workerEvent, ended, ok bool) {
 	e, to, ok := w.ev.take()
+	for ok && e == eventPause {
+		// Delivery paused: take back what a claim's buffer holds. The next
+		// hand-over waits for the gate to open.
+		if to, restarted := w.recallOnPause(owned, start); restarted {
+			w.resumeAt = to
+			return eventSeek, false, true
+		}
+		e, to, ok = w.ev.take()
+	}
 	switch {
 	case !ok:
 		return eventStop, true, false
@@ -250,13 +261,17 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 	ready := src.ready // nil once taken
 	out := w.output()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
-	buffered := cap(out) > 0
+	stopListening := w.cg.gate.listen(w.ev.raisePause)
+	defer stopListening()
+	if cap(out) > 0 && len(out) > 0 && w.cg.gate.paused() { // paused before we listened
+		w.ev.raisePause()
+	}
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
 		if w.ev.pending.Load() {
 			wake = w.ev.wait()
-			if e, ended, ok := w.takeWhileConsuming(owned); ok {
+			if e, ended, ok := w.takeWhileConsuming(owned, start); ok {
 				return w.resumeAt, e, ended
 			}
 		}
@@ -270,19 +285,10 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			select {
 			case m, open = <-msgs:
 			default:
-				var pauseC <-chan struct{} // watched while the buffer holds messages
-				if buffered && len(out) > 0 {
-					_, pauseC, _ = w.cg.gate.state()
-				}
 				select {
 				case <-wake:
 					wake = w.ev.wait()
 					continue // the pending flag is set: take the event
-				case <-pauseC:
-					if to, restarted := w.recallOnPause(owned, start); restarted {
-						return to, eventSeek, false
-					}
-					continue
 				case <-ready:
 					ready = nil
 					if src.err != nil {
@@ -321,16 +327,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		owned.redelivery.offered(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		var delivered, stale bool
-		if buffered {
-			var restarted bool
-			delivered, stale, restarted, resume = w.sendBuffered(wake, out, owned, m, valid, start)
-			if restarted {
-				return resume, eventSeek, false
-			}
-		} else {
-			delivered, stale = w.cg.gate.sendIf(wake, out, m, valid)
-		}
+		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
 		switch {
 		case delivered:
 			owned.delivered(m.Offset)
@@ -345,29 +342,10 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			// loop takes the event; if it only moved nothing (none left),
 			// m is offered again first, never skipped.
 			wake = w.ev.wait()
-			if e, ended, ok := w.takeWhileConsuming(owned); ok {
+			if e, ended, ok := w.takeWhileConsuming(owned, start); ok {
 				return w.resumeAt, e, ended
 			}
 			held = m
-		}
-	}
-}
-
-// sendBuffered hands m to a buffered output. While the gate is paused it
-// takes back what the buffer holds first (restarted, at resume, when it
-// took anything), then waits for the gate to open. delivered and stale are
-// sendIf's; neither set, nor restarted: an event cut the wait short.
-func (w *partitionWorker) sendBuffered(wake <-chan struct{}, out chan *sarama.ConsumerMessage, owned *ownedOffsets, m *sarama.ConsumerMessage, valid func() bool, start int64) (delivered, stale, restarted bool, resume int64) {
-	for {
-		delivered, stale, paused := w.cg.gate.sendOrPause(wake, out, m, valid)
-		if !paused {
-			return delivered, stale, false, 0
-		}
-		if resume, restarted = w.recallOnPause(owned, start); restarted {
-			return false, false, true, resume
-		}
-		if !w.cg.gate.awaitOpen(wake) {
-			return false, false, false, 0
 		}
 	}
 }

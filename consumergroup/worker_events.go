@@ -7,14 +7,15 @@ import (
 )
 
 // workerEvents is the one source of a worker's outside events: stop,
-// abandon, loss, seek and expiry (see the table in worker_lifecycle.go).
+// abandon, loss, seek, expiry and pause (see the table in worker_lifecycle.go).
 // Whoever raises one (the manage loop, the claim watch, the offset
 // manager, the worker itself) calls raise; the worker takes them, one at a
 // time and most urgent first, whenever its current state can act on one.
 //
 // Each event is taken once. Stop, abandon, loss and expiry stay raised for
 // good (raised reports them); a seek is taken with its target, and a newer
-// seek replaces one not taken yet.
+// seek replaces one not taken yet; a pause may be raised again after it
+// was taken.
 //
 // Waiting: wait returns a channel closed at the next raise. Take it before
 // checking for events, and a raise is never missed. The hot path of a
@@ -41,14 +42,14 @@ func (s eventSet) has(e workerEvent) bool { return s&(1<<e) != 0 }
 
 // eventPriority lists the events in the order they are taken: what ends
 // the most comes first, so a loss raised beside a stop skips the drain.
-var eventPriority = [...]workerEvent{eventLoss, eventExpiry, eventAbandon, eventStop, eventSeek}
+var eventPriority = [...]workerEvent{eventLoss, eventExpiry, eventAbandon, eventStop, eventSeek, eventPause}
 
 func newWorkerEvents(cancel context.CancelFunc) *workerEvents {
 	return &workerEvents{cancel: cancel}
 }
 
-// raise raises e (not eventSeek: see raiseSeek). Raising an event again
-// changes nothing.
+// raise raises e (not eventSeek or eventPause: see raiseSeek and
+// raisePause). Raising an event again changes nothing.
 func (ev *workerEvents) raise(e workerEvent) {
 	ev.mu.Lock()
 	if ev.raised.has(e) {
@@ -70,6 +71,16 @@ func (ev *workerEvents) raiseSeek(offset int64) {
 	ev.raised |= 1 << eventSeek
 	ev.unseen |= 1 << eventSeek
 	ev.seekTo = offset
+	ev.wakeLocked()
+	ev.mu.Unlock()
+}
+
+// raisePause raises a pause of delivery. Unlike the events above it may
+// come again, and it does not end the worker's context.
+func (ev *workerEvents) raisePause() {
+	ev.mu.Lock()
+	ev.raised |= 1 << eventPause
+	ev.unseen |= 1 << eventPause
 	ev.wakeLocked()
 	ev.mu.Unlock()
 }

@@ -5,13 +5,13 @@ package consumergroup
 // event arrives, and next says, for every state and every event, where it
 // goes. No state ignores an event by accident: a row that stays put says so.
 //
-//	state \ event  finished    stop        abandon    loss       seek        expiry     failed
-//	claiming       consuming   done        done       done       claiming    done       done
-//	consuming      draining    draining    releasing  releasing  consuming   releasing  releasing
-//	draining       committing  draining    releasing  releasing  committing  releasing  committing
-//	committing     releasing   committing  releasing  releasing  releasing   releasing  releasing
-//	releasing      done        releasing   releasing  releasing  releasing   releasing  done
-//	done           done        done        done       done       done        done       done
+//	state \ event  finished    stop        abandon    loss       seek        expiry     pause       failed
+//	claiming       consuming   done        done       done       claiming    done       claiming    done
+//	consuming      draining    draining    releasing  releasing  consuming   releasing  consuming   releasing
+//	draining       committing  draining    releasing  releasing  committing  releasing  draining    committing
+//	committing     releasing   committing  releasing  releasing  releasing   releasing  committing  releasing
+//	releasing      done        releasing   releasing  releasing  releasing   releasing  releasing   done
+//	done           done        done        done       done       done        done       done        done
 //
 // What the states do:
 //   - claiming: wait for the partition's previous worker here to end, then
@@ -19,7 +19,9 @@ package consumergroup
 //     Nothing is held yet, so every event but a seek ends the worker.
 //   - consuming: read the committed offset, track it, then fetch and hand
 //     messages to the application. A seek (an offset conflict adopted the
-//     stored offset) restarts the fetch there and stays. A stop drains;
+//     stored offset) restarts the fetch there and stays; so does a pause
+//     (the instance fenced off from ZooKeeper), after taking back what a
+//     claim's buffer holds (see worker_recall.go). A stop drains;
 //     anything that means the claim may no longer be ours (abandon, loss,
 //     expiry) hands out nothing more and skips the drain and the commit.
 //     A stop while the instance is fenced off from ZooKeeper counts as an
@@ -28,7 +30,8 @@ package consumergroup
 //     Offsets.ProcessingTimeout, for every message handed out to be
 //     marked. It ends as soon as no mark can lead to a commit any more: the
 //     claim lost, the worker abandoned, the session gone, or a conflict
-//     (seek: the stored offset stands and marks are refused).
+//     (seek: the stored offset stands and marks are refused). A pause
+//     takes back what a claim's buffer still holds.
 //   - committing: the final commit of what was marked. It runs to its end
 //     once started; a loss it finds makes the release a release after loss.
 //   - releasing: delete the owner node if it is still ours (see
@@ -45,6 +48,8 @@ package consumergroup
 //     changed underneath;
 //   - expiry: the worker itself, when the session that holds its claim is
 //     no longer the current one;
+//   - pause: the delivery gate, when the session fence pauses delivery
+//     (the worker listens to it while it hands messages out);
 //   - finished and failed: the state's own work.
 //
 // A handler's ConsumeClaim that returns early ends its session, which stops
@@ -82,11 +87,12 @@ const (
 	eventLoss                        // the claim ended under us
 	eventSeek                        // resume at the offset the offset manager adopted
 	eventExpiry                      // the session holding the claim is gone
+	eventPause                       // delivery paused: the instance is fenced off from ZooKeeper
 	eventFailed                      // the state's work failed for good
 	numWorkerEvents
 )
 
-var workerEventNames = [...]string{"finished", "stop", "abandon", "loss", "seek", "expiry", "failed"}
+var workerEventNames = [...]string{"finished", "stop", "abandon", "loss", "seek", "expiry", "pause", "failed"}
 
 func (e workerEvent) String() string {
 	if e < numWorkerEvents {
@@ -105,6 +111,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateDone,
 		eventSeek:     stateClaiming, // nothing is tracked yet: no seek can name it
 		eventExpiry:   stateDone,
+		eventPause:    stateClaiming, // nothing handed out yet
 		eventFailed:   stateDone,
 	},
 	stateConsuming: {
@@ -114,6 +121,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateReleasing,
 		eventSeek:     stateConsuming, // resume at the adopted offset
 		eventExpiry:   stateReleasing,
+		eventPause:    stateConsuming, // take back the buffer; wait for the gate
 		eventFailed:   stateReleasing,
 	},
 	stateDraining: {
@@ -123,6 +131,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateReleasing,
 		eventSeek:     stateCommitting, // a conflict: nothing more to wait for; the stored offset stands
 		eventExpiry:   stateReleasing,
+		eventPause:    stateDraining, // take back the buffer
 		eventFailed:   stateCommitting,
 	},
 	stateCommitting: {
@@ -132,6 +141,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateReleasing,
 		eventSeek:     stateReleasing,
 		eventExpiry:   stateReleasing,
+		eventPause:    stateCommitting,
 		eventFailed:   stateReleasing,
 	},
 	stateReleasing: {
@@ -141,6 +151,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateReleasing,
 		eventSeek:     stateReleasing,
 		eventExpiry:   stateReleasing,
+		eventPause:    stateReleasing,
 		eventFailed:   stateDone,
 	},
 	stateDone: {
@@ -150,6 +161,7 @@ var transitions = [numWorkerStates][numWorkerEvents]workerState{
 		eventLoss:     stateDone,
 		eventSeek:     stateDone,
 		eventExpiry:   stateDone,
+		eventPause:    stateDone,
 		eventFailed:   stateDone,
 	},
 }
