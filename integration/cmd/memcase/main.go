@@ -1,7 +1,7 @@
 // Command memcase runs one memory case of the consumer groups against the
-// local stack and prints the process's peak RSS (VmHWM) and its live heap
-// (HeapAlloc after a GC) once the work is done. Each case runs in its own
-// process, since the RSS peak is per process:
+// local stack and prints the process's peak RSS (VmHWM), its live heap
+// (HeapAlloc after a GC) once the work is done and the goroutines then.
+// Each case runs in its own process, since the RSS peak is per process:
 //
 //	go run ./integration/cmd/memcase -case cg-messages -n 500000
 //	go run ./integration/cmd/memcase -case cg-handler -n 500000
@@ -46,6 +46,11 @@ func main() {
 	partitions := flag.Int("partitions", 1024, "partitions (idle cases)")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
 	flag.Parse()
+	if heapProfile != "" {
+		// The default rate samples one allocation per 512 KiB: too coarse
+		// to tell apart the per-partition sites of a 20 MiB heap.
+		runtime.MemProfileRate = 4096
+	}
 	zkAddr := env("ZK_ADDR", "127.0.0.1:2181")
 	brokers := strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")
 	group := fmt.Sprintf("memcase-%d", time.Now().UnixNano())
@@ -77,8 +82,8 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, peak RSS (VmHWM) %s\n",
-		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), vmHWM())
+	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d, peak RSS (VmHWM) %s\n",
+		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines, vmHWM())
 }
 
 func env(k, def string) string {
@@ -96,6 +101,10 @@ func fail(err error) {
 // heapProfile is the -heapprofile flag.
 var heapProfile string
 
+// goroutines is the number of goroutines when the live heap was taken
+// (their stacks count in the RSS, not in the heap).
+var goroutines int
+
 // liveHeap returns HeapAlloc after a GC, writing the heap profile if one
 // was asked for.
 func liveHeap() uint64 {
@@ -108,6 +117,7 @@ func liveHeap() uint64 {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	goroutines = runtime.NumGoroutine()
 	return ms.HeapAlloc
 }
 
