@@ -1,6 +1,7 @@
 // Command memcase runs one memory case of the consumer groups against the
 // local stack and prints the process's peak RSS (VmHWM), its live heap
-// (HeapAlloc after a GC) once the work is done and the goroutines then.
+// (HeapAlloc after a GC) once the work is done, the goroutines then and
+// the bytes allocated up to then (from the case's start, after the topic).
 // Each case runs in its own process, since the RSS peak is per process:
 //
 //	go run ./integration/cmd/memcase -case cg-messages -n 500000
@@ -45,6 +46,7 @@ func main() {
 	n := flag.Int("n", 500_000, "messages (throughput cases)")
 	partitions := flag.Int("partitions", 1024, "partitions (idle cases)")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
+	flag.StringVar(&goroutineProfile, "goroutineprofile", "", "write the goroutines, grouped by stack, here when the live heap is taken")
 	flag.Parse()
 	if heapProfile != "" {
 		// The default rate samples one allocation per 512 KiB: too coarse
@@ -66,6 +68,9 @@ func main() {
 		}
 	}
 	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	allocatedBefore := before.TotalAlloc
 	t0 := time.Now()
 	var heap uint64
 	var err error
@@ -82,8 +87,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d, peak RSS (VmHWM) %s\n",
-		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines, vmHWM())
+	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d, allocated %.0f MiB, peak RSS (VmHWM) %s\n",
+		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines,
+		float64(allocated-allocatedBefore)/(1<<20), vmHWM())
 }
 
 func env(k, def string) string {
@@ -101,12 +107,19 @@ func fail(err error) {
 // heapProfile is the -heapprofile flag.
 var heapProfile string
 
+// goroutineProfile is the -goroutineprofile flag.
+var goroutineProfile string
+
 // goroutines is the number of goroutines when the live heap was taken
 // (their stacks count in the RSS, not in the heap).
 var goroutines int
 
-// liveHeap returns HeapAlloc after a GC, writing the heap profile if one
-// was asked for.
+// allocated is the bytes allocated in all (TotalAlloc) when the live heap
+// was taken: garbage made on the way to it drives the RSS peak.
+var allocated uint64
+
+// liveHeap returns HeapAlloc after a GC, writing the heap and goroutine
+// profiles if they were asked for.
 func liveHeap() uint64 {
 	runtime.GC()
 	if heapProfile != "" {
@@ -115,9 +128,16 @@ func liveHeap() uint64 {
 			_ = f.Close()
 		}
 	}
+	if goroutineProfile != "" {
+		if f, err := os.Create(goroutineProfile); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+			_ = f.Close()
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	goroutines = runtime.NumGoroutine()
+	allocated = ms.TotalAlloc
 	return ms.HeapAlloc
 }
 
