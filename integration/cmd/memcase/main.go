@@ -1,7 +1,8 @@
 // Command memcase runs one memory case of the consumer groups against the
 // local stack and prints the process's peak RSS (VmHWM), its live heap
-// (HeapAlloc after a GC) once the work is done, the goroutines then and
-// the bytes allocated up to then (from the case's start, after the topic).
+// (HeapAlloc after a GC) and RSS once the work is done, the goroutines
+// then and the bytes allocated up to then (from the case's start, after
+// the topic).
 // Each case runs in its own process, since the RSS peak is per process:
 //
 //	go run ./integration/cmd/memcase -case cg-messages -n 500000
@@ -87,9 +88,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d, allocated %.0f MiB, peak RSS (VmHWM) %s\n",
-		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines,
-		float64(allocated-allocatedBefore)/(1<<20), vmHWM())
+	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d (stacks %.1f MiB), allocated %.0f MiB, RSS then %s, peak RSS (VmHWM) %s\n",
+		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines, float64(stacks)/(1<<20),
+		float64(allocated-allocatedBefore)/(1<<20), rssThen, procStatus("VmHWM"))
 }
 
 func env(k, def string) string {
@@ -114,6 +115,14 @@ var goroutineProfile string
 // (their stacks count in the RSS, not in the heap).
 var goroutines int
 
+// stacks is StackInuse then: the goroutines' stacks, outside the heap.
+var stacks uint64
+
+// rssThen is the RSS (VmRSS) when the live heap was taken: the peak is
+// mostly the start's garbage, this is what the steady state holds,
+// goroutine stacks included.
+var rssThen string
+
 // allocated is the bytes allocated in all (TotalAlloc) when the live heap
 // was taken: garbage made on the way to it drives the RSS peak.
 var allocated uint64
@@ -137,11 +146,15 @@ func liveHeap() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	goroutines = runtime.NumGoroutine()
+	stacks = ms.StackInuse
+	rssThen = procStatus("VmRSS")
 	allocated = ms.TotalAlloc
 	return ms.HeapAlloc
 }
 
-func vmHWM() string {
+// procStatus returns the value of one line of /proc/self/status, such as
+// VmHWM (the peak RSS) or VmRSS (the RSS now).
+func procStatus(key string) string {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return "?"
@@ -149,7 +162,7 @@ func vmHWM() string {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), key+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}
