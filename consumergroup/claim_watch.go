@@ -26,7 +26,9 @@ const claimWatchRetry = 200 * time.Millisecond
 // release is never taken for a loss.
 func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *ownedOffsets, stop <-chan struct{}) {
 	for {
-		changed, err := w.cg.instance.WatchClaim(pc)
+		// Both watches, not WatchClaim's merged channel: that costs a
+		// goroutine per owned partition, beside this one.
+		changed, err := w.cg.instance.WatchClaimNodes(pc)
 		select {
 		case <-stop:
 			return
@@ -55,7 +57,8 @@ func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *ownedOffse
 		select {
 		case <-stop:
 			return
-		case <-changed:
+		case <-changed.Epoch:
+		case <-changed.Owner:
 		}
 	}
 }

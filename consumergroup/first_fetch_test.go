@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/IBM/sarama"
@@ -28,5 +29,43 @@ func TestApplyInterceptors(t *testing.T) {
 	}
 	if string(msgs[0].Value) != "seen:a" || string(msgs[1].Value) != "seen:b" {
 		t.Fatalf("values after interceptors: %q %q", msgs[0].Value, msgs[1].Value)
+	}
+}
+
+// The first fetch turns at most the want's limit of messages into
+// ConsumerMessages, starting at the wanted offset (a batch can begin
+// before it), across batches, in offset order.
+func TestParseFirstBatchKeepsAtMostLimit(t *testing.T) {
+	batch := func(first int64, n int) *sarama.Records {
+		b := &sarama.RecordBatch{FirstOffset: first}
+		for i := 0; i < n; i++ {
+			b.Records = append(b.Records, &sarama.Record{OffsetDelta: int64(i), Value: []byte{byte(i)}})
+		}
+		return &sarama.Records{RecordBatch: b}
+	}
+	block := &sarama.FetchResponseBlock{RecordsSet: []*sarama.Records{batch(10, 5), batch(15, 5)}}
+	for _, c := range []struct {
+		offset int64
+		limit  int
+		want   []int64
+	}{
+		{offset: 12, limit: 4, want: []int64{12, 13, 14, 15}},
+		{offset: 12, limit: 100, want: []int64{12, 13, 14, 15, 16, 17, 18, 19}},
+		{offset: 18, limit: 0, want: []int64{18}}, // at least one
+	} {
+		msgs, err := parseFirstBatch(block, &fetchWant{topic: "t", partition: 3, offset: c.offset, limit: c.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, m := range msgs {
+			if m.Topic != "t" || m.Partition != 3 {
+				t.Fatalf("message of %s/%d, want t/3", m.Topic, m.Partition)
+			}
+			got = append(got, m.Offset)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("offset %d limit %d: got offsets %v, want %v", c.offset, c.limit, got, c.want)
+		}
 	}
 }

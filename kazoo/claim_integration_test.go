@@ -429,6 +429,30 @@ func TestIntegrationWatchClaim(t *testing.T) {
 	cgWatchEvent(t, w, EventNodeDeleted)
 }
 
+// WatchClaimNodes hands out the owner and the epoch watch apart: a deleted
+// owner node fires the owner watch, a reset the epoch watch, and a lost
+// claim is refused as WatchClaim refuses it.
+func TestIntegrationWatchClaimNodes(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	a := kz.Consumergroup("g").Instance("a")
+
+	c := cgMust(a.Claim("t", 0)).get(t)
+	w := cgMust(a.WatchClaimNodes(c)).get(t)
+	e.zkDelete(t, kz.ownerPath("g", "t", 0))
+	cgWatchEvent(t, w.Owner, EventNodeDeleted)
+	_, err := a.WatchClaimNodes(c)
+	cgWantErr(t, err, ErrClaimLost)
+
+	c = cgMust(a.Claim("t", 0)).get(t)
+	w = cgMust(a.WatchClaimNodes(c)).get(t)
+	cgNoErr(t, e.admin.Consumergroup("g").ResetOffsets())
+	cgWatchEvent(t, w.Epoch, EventNodeDataChanged)
+	_, err = a.WatchClaimNodes(c)
+	cgWantErr(t, err, ErrClaimLost)
+}
+
 func assertConflict(t *testing.T, err error, stored int64, version int32) *OffsetConflictError {
 	t.Helper()
 	var conflict *OffsetConflictError

@@ -23,9 +23,35 @@ import (
 // An owner therefore learns of its loss within one round trip of the
 // change, whether or not it has anything to commit. Connection errors are
 // returned as they are (IsRetryable).
+//
+// The channel is fed by a goroutine of its own until a watch fires;
+// WatchClaimNodes hands out the two watches instead, for callers that
+// follow many claims at once.
 func (cgi *ConsumergroupInstance) WatchClaim(c *PartitionClaim) (<-chan Event, error) {
-	if err := cgi.checkClaim(c); err != nil {
+	w, err := cgi.WatchClaimNodes(c)
+	if err != nil {
 		return nil, err
+	}
+	return firstEvent(w.Epoch, w.Owner), nil
+}
+
+// ClaimWatches are the two one-shot watches WatchClaimNodes arms. Each
+// receives one Event when its node changes (or EventNotWatching when the
+// watches are lost) and is then closed; the client buffers both, so one
+// left unread blocks nothing.
+type ClaimWatches struct {
+	Epoch <-chan Event // the partition's epoch node
+	Owner <-chan Event // the partition's owner node
+}
+
+// WatchClaimNodes is WatchClaim without the goroutine that merges the two
+// watches: the first of them to fire (or close) says the claim may have
+// ended; call it again to learn whether the claim survived. A process
+// following thousands of claims saves a goroutine, and its stack, per
+// claim.
+func (cgi *ConsumergroupInstance) WatchClaimNodes(c *PartitionClaim) (ClaimWatches, error) {
+	if err := cgi.checkClaim(c); err != nil {
+		return ClaimWatches{}, err
 	}
 	kz := cgi.kz()
 	owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
@@ -34,29 +60,29 @@ func (cgi *ConsumergroupInstance) WatchClaim(c *PartitionClaim) (<-chan Event, e
 	// The epoch first: a claim by anyone else moves it.
 	ok, estat, ew, err := kz.conn.ExistsW(epoch)
 	if err != nil {
-		return nil, znodeErr("exists", epoch, err)
+		return ClaimWatches{}, znodeErr("exists", epoch, err)
 	}
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("%w: %s: epoch node %s was deleted", ErrClaimLost, c, epoch)
+		return ClaimWatches{}, fmt.Errorf("%w: %s: epoch node %s was deleted", ErrClaimLost, c, epoch)
 	case c.EpochCzxid != 0 && estat.Czxid != c.EpochCzxid:
-		return nil, fmt.Errorf("%w: %s: epoch node %s was created again (czxid %#x, claim's %#x)",
+		return ClaimWatches{}, fmt.Errorf("%w: %s: epoch node %s was created again (czxid %#x, claim's %#x)",
 			ErrClaimLost, c, epoch, estat.Czxid, c.EpochCzxid)
 	case estat.Version != c.Epoch:
-		return nil, fmt.Errorf("%w: %s: epoch is now %d", ErrClaimLost, c, estat.Version)
+		return ClaimWatches{}, fmt.Errorf("%w: %s: epoch is now %d", ErrClaimLost, c, estat.Version)
 	}
 
 	data, ostat, ow, err := kz.conn.GetW(owner)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil, fmt.Errorf("%w: %s: owner node %s was deleted", ErrClaimLost, c, owner)
+		return ClaimWatches{}, fmt.Errorf("%w: %s: owner node %s was deleted", ErrClaimLost, c, owner)
 	} else if err != nil {
-		return nil, znodeErr("get", owner, err)
+		return ClaimWatches{}, znodeErr("get", owner, err)
 	}
 	if string(data) != c.InstanceID || ostat.EphemeralOwner != c.SessionID {
-		return nil, fmt.Errorf("%w: %s: %s is now owned by %q (session %#x)",
+		return ClaimWatches{}, fmt.Errorf("%w: %s: %s is now owned by %q (session %#x)",
 			ErrClaimLost, c, owner, data, ostat.EphemeralOwner)
 	}
-	return firstEvent(ew, ow), nil
+	return ClaimWatches{Epoch: ew, Owner: ow}, nil
 }
 
 // firstEvent forwards the first event of a or b, then closes. The other

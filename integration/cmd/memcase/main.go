@@ -1,7 +1,9 @@
 // Command memcase runs one memory case of the consumer groups against the
-// local stack and prints the process's peak RSS (VmHWM) and its live heap
-// (HeapAlloc after a GC) once the work is done. Each case runs in its own
-// process, since the RSS peak is per process:
+// local stack and prints the process's peak RSS (VmHWM), its live heap
+// (HeapAlloc after a GC) and RSS once the work is done, the goroutines
+// then and the bytes allocated up to then (from the case's start, after
+// the topic).
+// Each case runs in its own process, since the RSS peak is per process:
 //
 //	go run ./integration/cmd/memcase -case cg-messages -n 500000
 //	go run ./integration/cmd/memcase -case cg-handler -n 500000
@@ -45,7 +47,13 @@ func main() {
 	n := flag.Int("n", 500_000, "messages (throughput cases)")
 	partitions := flag.Int("partitions", 1024, "partitions (idle cases)")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
+	flag.StringVar(&goroutineProfile, "goroutineprofile", "", "write the goroutines, grouped by stack, here when the live heap is taken")
 	flag.Parse()
+	if heapProfile != "" {
+		// The default rate samples one allocation per 512 KiB: too coarse
+		// to tell apart the per-partition sites of a 20 MiB heap.
+		runtime.MemProfileRate = 4096
+	}
 	zkAddr := env("ZK_ADDR", "127.0.0.1:2181")
 	brokers := strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")
 	group := fmt.Sprintf("memcase-%d", time.Now().UnixNano())
@@ -61,6 +69,9 @@ func main() {
 		}
 	}
 	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	allocatedBefore := before.TotalAlloc
 	t0 := time.Now()
 	var heap uint64
 	var err error
@@ -77,8 +88,9 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, peak RSS (VmHWM) %s\n",
-		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), vmHWM())
+	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d (stacks %.1f MiB), allocated %.0f MiB, RSS then %s, peak RSS (VmHWM) %s\n",
+		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines, float64(stacks)/(1<<20),
+		float64(allocated-allocatedBefore)/(1<<20), rssThen, procStatus("VmHWM"))
 }
 
 func env(k, def string) string {
@@ -96,8 +108,27 @@ func fail(err error) {
 // heapProfile is the -heapprofile flag.
 var heapProfile string
 
-// liveHeap returns HeapAlloc after a GC, writing the heap profile if one
-// was asked for.
+// goroutineProfile is the -goroutineprofile flag.
+var goroutineProfile string
+
+// goroutines is the number of goroutines when the live heap was taken
+// (their stacks count in the RSS, not in the heap).
+var goroutines int
+
+// stacks is StackInuse then: the goroutines' stacks, outside the heap.
+var stacks uint64
+
+// rssThen is the RSS (VmRSS) when the live heap was taken: the peak is
+// mostly the start's garbage, this is what the steady state holds,
+// goroutine stacks included.
+var rssThen string
+
+// allocated is the bytes allocated in all (TotalAlloc) when the live heap
+// was taken: garbage made on the way to it drives the RSS peak.
+var allocated uint64
+
+// liveHeap returns HeapAlloc after a GC, writing the heap and goroutine
+// profiles if they were asked for.
 func liveHeap() uint64 {
 	runtime.GC()
 	if heapProfile != "" {
@@ -106,12 +137,24 @@ func liveHeap() uint64 {
 			_ = f.Close()
 		}
 	}
+	if goroutineProfile != "" {
+		if f, err := os.Create(goroutineProfile); err == nil {
+			_ = pprof.Lookup("goroutine").WriteTo(f, 1)
+			_ = f.Close()
+		}
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	goroutines = runtime.NumGoroutine()
+	stacks = ms.StackInuse
+	rssThen = procStatus("VmRSS")
+	allocated = ms.TotalAlloc
 	return ms.HeapAlloc
 }
 
-func vmHWM() string {
+// procStatus returns the value of one line of /proc/self/status, such as
+// VmHWM (the peak RSS) or VmRSS (the RSS now).
+func procStatus(key string) string {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return "?"
@@ -119,7 +162,7 @@ func vmHWM() string {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), key+":"); ok {
 			return strings.TrimSpace(v)
 		}
 	}
