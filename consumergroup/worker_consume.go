@@ -281,6 +281,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			m, held = held, nil
 		} else if len(prefix) > 0 {
 			m, prefix, open = prefix[0], prefix[1:], true
+			if len(prefix) == 0 {
+				prefix = nil // let the first fetch's batch (and its response buffer) go
+			}
 		} else {
 			select {
 			case m, open = <-msgs:
