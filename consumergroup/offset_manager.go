@@ -75,9 +75,12 @@ type ownedOffsets struct {
 	maxOffered atomic.Int64
 	redelivery redelivery  // after a backward seek: marks must name the redelivered message
 	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
-	recalling  atomic.Bool // the worker is taking back its buffer: do not commit (set under commitMu)
-	lost       atomic.Bool // the epoch moved: never commit again
-	kafka      kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
+	// recalls counts the starts and ends of recalls: odd while the worker
+	// takes back its buffer (do not commit). A commit reads it before and
+	// after the position, and commits only if no recall ran in between.
+	recalls atomic.Uint64
+	lost    atomic.Bool // the epoch moved: never commit again
+	kafka   kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
 }
 
 // offer records that offset is about to be handed to the application: from
@@ -133,14 +136,22 @@ func (o *ownedOffsets) restart(offset int64) {
 // beginRecall stops commits of o until endRecall. It does not wait for a
 // commit in flight (one may hang while ZooKeeper is silent, which is when
 // the worker must empty its buffer at once): a commit reads the position
-// before it checks recalling (see commit), so one that sees recalling
-// unset read its position before the recall began, and stores only marks
-// of messages the application got before.
-func (o *ownedOffsets) beginRecall() {
-	o.recalling.Store(true)
-}
+// between two reads of o.recalls (see pendingOutsideRecall), so one that
+// goes ahead read its position while no recall ran, and stores only marks
+// of messages the application got before one began.
+func (o *ownedOffsets) beginRecall() { o.recalls.Add(1) }
 
-func (o *ownedOffsets) endRecall() { o.recalling.Store(false) }
+func (o *ownedOffsets) endRecall() { o.recalls.Add(1) }
+
+// pendingOutsideRecall returns the tracker's pending position, and ok
+// false when a recall ran during any part of the read: a recall that
+// began and ended meanwhile may have capped the position below what was
+// read.
+func (o *ownedOffsets) pendingOutsideRecall() (next int64, dirty, ok bool) {
+	before := o.recalls.Load()
+	next, dirty = o.tracker.Pending()
+	return next, dirty, before%2 == 0 && o.recalls.Load() == before
+}
 
 // restartAtMark restarts the partition at its marked position, but not
 // above below, the lowest offset taken back from the buffer (negative:
@@ -267,9 +278,8 @@ func (om *zookeeperOffsetManager) finalCommit(o *ownedOffsets) error {
 func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
-	// The position is read before the flags: see beginRecall.
-	next, dirty := o.tracker.Pending()
-	if o.seeking.Load() || o.lost.Load() || o.recalling.Load() {
+	next, dirty, ok := o.pendingOutsideRecall() // see beginRecall
+	if !ok || o.seeking.Load() || o.lost.Load() {
 		return nil
 	}
 	storage := om.storage
@@ -306,8 +316,8 @@ func (om *zookeeperOffsetManager) commitZookeeper(o *ownedOffsets, next int64) e
 		if !again {
 			return err
 		}
-		var dirty bool
-		if next, dirty = o.tracker.Pending(); !dirty || o.recalling.Load() {
+		var dirty, ok bool
+		if next, dirty, ok = o.pendingOutsideRecall(); !dirty || !ok {
 			return nil
 		}
 	}

@@ -1,0 +1,57 @@
+package consumergroup
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+// A recall that begins and ends between a commit's read of the position
+// and its check of the recall must still hold the commit back: the
+// position it read may include a mark of a message the handler got while
+// the buffer was emptied, above one taken back, which must never be
+// committed.
+//
+// The interleaving is forced on one processor through the tracker's
+// mutex in starvation mode, which hands the lock straight to the next
+// waiter and yields: the commit reads the position (4, marked during the
+// recall), hands the lock to the recall's SetCeiling(2), and resumes only
+// once the recall ended.
+func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	store := &fakeOffsetStore{offsets: map[topicPartition]int64{}}
+	om := kafkaOnlyManager(store)
+	tp := topicPartition{"t", 0}
+	o := om.adopt(tp, nil, 0, -1, nil)
+
+	// The worker begins taking back the buffer; the handler got 3 while
+	// 2 is taken back, and marks it.
+	o.beginRecall()
+	o.mark(nil, 3)
+
+	mu := &o.tracker.mu
+	mu.Lock()
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		_ = om.commit(o) // waits in Pending
+	}()
+	time.Sleep(5 * time.Millisecond)
+	recalled := make(chan struct{})
+	go func() {
+		o.tracker.SetCeiling(2) // waits behind the commit's Pending
+		o.endRecall()
+		close(recalled)
+	}()
+	time.Sleep(5 * time.Millisecond)
+	// Into starvation mode: the woken commit finds the lock taken again.
+	mu.Unlock()
+	mu.Lock()
+	runtime.Gosched()
+	mu.Unlock()
+	<-recalled
+	<-committed
+	if n, _ := store.get(tp); n > 2 {
+		t.Fatalf("committed %d, past offset 2, which the handler never got", n)
+	}
+}
