@@ -52,6 +52,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	}
 	owned.maxOffered.Store(-1)
 	w.owned = owned
+	t.Cleanup(cg.gate.listen(w.ev.raisePause)) // as consume does
 	return &pumpFixture{w: w, owned: owned, out: w.out}
 }
 

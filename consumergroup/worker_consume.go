@@ -67,6 +67,11 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // an event other than a seek ends it, which it returns; a seek restarts
 // the fetch at its target.
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
+	// A pause reaches the worker as an event all through consuming, also
+	// between two partition consumers (after a seek or a reopen), so the
+	// next pump takes back what a claim's buffer still holds first thing.
+	stopListening := w.cg.gate.listen(w.ev.raisePause)
+	defer stopListening()
 	start := next
 	openSync := false
 	for {
@@ -261,11 +266,6 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 	ready := src.ready // nil once taken
 	out := w.output()
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
-	stopListening := w.cg.gate.listen(w.ev.raisePause)
-	defer stopListening()
-	if cap(out) > 0 && len(out) > 0 && w.cg.gate.paused() { // paused before we listened
-		w.ev.raisePause()
-	}
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {

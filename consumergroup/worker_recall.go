@@ -52,20 +52,44 @@ func (w *partitionWorker) recall() (n int, lowest int64) {
 	}
 }
 
-// recallOnPause empties the output's buffer while the gate is paused. When
-// it took something back, the partition restarts at its marked offset, but
-// never above the lowest offset taken back: restarted is true, and to is
-// where to fetch from. No commit runs meanwhile, so none stores a mark of a
-// message the handler got while the buffer was emptied (possibly above
-// one taken back). When nothing was taken back, nothing changes.
-func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to int64, restarted bool) {
+// recallCapped takes back what the output's buffer holds with commits held
+// back (see beginRecall), and caps the position to commit at the lowest
+// offset taken back: the handler may mark a message it got beside the
+// recall, above one taken back.
+func (w *partitionWorker) recallCapped(owned *ownedOffsets) (n int, lowest int64) {
+	owned.beginRecall()
+	defer owned.endRecall()
+	if n, lowest = w.recall(); n > 0 {
+		owned.tracker.SetCeiling(lowest)
+	}
+	return n, lowest
+}
+
+// recallRestarting takes back what the output's buffer holds with commits
+// held back and, when it took anything, restarts the partition at its
+// marked offset, never above the lowest offset taken back (see
+// restartAtMark): the drain waits for nothing handed out before, and marks
+// of messages handed out before are refused. It returns how many it took
+// and where the partition restarts.
+func (w *partitionWorker) recallRestarting(owned *ownedOffsets) (n int, to int64) {
 	owned.beginRecall()
 	defer owned.endRecall()
 	n, lowest := w.recall()
+	if n > 0 {
+		to = owned.restartAtMark(lowest)
+	}
+	return n, to
+}
+
+// recallOnPause empties the output's buffer while the gate is paused. When
+// it took something back, the partition restarts at its marked offset
+// (restarted; to is where to fetch from, start when nothing is marked).
+// When nothing was taken back, nothing changes.
+func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to int64, restarted bool) {
+	n, to := w.recallRestarting(owned)
 	if n == 0 {
 		return 0, false
 	}
-	to = owned.restartAtMark(lowest)
 	if to < 0 {
 		to = start
 	}
@@ -74,27 +98,18 @@ func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to in
 }
 
 // recallWhileDraining empties the closed output's buffer while the gate is
-// paused. When it took something back, the partition's position restarts
-// at its mark (not above what was taken back): the drain waits for nothing
-// handed out before, and the final commit stores that position.
+// paused; the final commit then stores the marked position.
 func (w *partitionWorker) recallWhileDraining() {
-	w.owned.beginRecall()
-	defer w.owned.endRecall()
-	if n, lowest := w.recall(); n > 0 {
-		to := w.owned.restartAtMark(lowest)
+	if n, to := w.recallRestarting(w.owned); n > 0 {
 		w.log.Info("fenced off while draining with messages unread in the claim's buffer: taken back; committing the marked offset", "offset", to, "taken back", n)
 	}
 }
 
 // recallAfterDrainTimeout empties the closed output's buffer once the drain
 // gave up waiting (Offsets.ProcessingTimeout): the claim is released next,
-// so the handler must read nothing more from it. The final commit stores
-// the marked offset, but never above the lowest offset taken back.
+// so the handler must read nothing more from it.
 func (w *partitionWorker) recallAfterDrainTimeout() {
-	w.owned.beginRecall()
-	defer w.owned.endRecall()
-	if n, lowest := w.recall(); n > 0 {
-		w.owned.tracker.SetCeiling(lowest)
+	if n, lowest := w.recallCapped(w.owned); n > 0 {
 		w.log.Warn("the drain timed out with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
 	}
 }
@@ -102,31 +117,20 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 // recallBeforeRelease empties the output's buffer when the claim may no
 // longer be ours (a loss, an abandon, an expiry). Nothing is committed on
 // purpose any more, but the partition stays tracked until the release
-// drops it, and the commit loop may commit it meanwhile: so commits pause
-// while the buffer is emptied, and the position is capped at the lowest
-// offset taken back, since the handler may mark a message it got above
-// it meanwhile.
+// drops it, and the commit loop may commit it meanwhile.
 func (w *partitionWorker) recallBeforeRelease(owned *ownedOffsets) {
 	if w.out == nil || len(w.out) == 0 || owned == nil {
 		w.recall()
 		return
 	}
-	owned.beginRecall()
-	defer owned.endRecall()
-	if n, lowest := w.recall(); n > 0 {
-		owned.tracker.SetCeiling(lowest)
-	}
+	w.recallCapped(owned)
 }
 
 // recallUnread empties the closed output's buffer once its reader is gone
 // (a handler's ConsumeClaim returned): nobody reads or marks what it
-// holds, so the drain must not wait for it. The final commit stores the
-// marked offset, but never above the lowest offset taken back.
+// holds, so the drain must not wait for it.
 func (w *partitionWorker) recallUnread() {
-	w.owned.beginRecall()
-	defer w.owned.endRecall()
-	if n, lowest := w.recall(); n > 0 {
-		w.owned.tracker.SetCeiling(lowest)
+	if n, lowest := w.recallCapped(w.owned); n > 0 {
 		w.log.Info("the claim's handler returned with messages unread in its buffer: taken back", "taken back", n, "from", lowest)
 	}
 }
