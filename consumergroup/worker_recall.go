@@ -1,16 +1,19 @@
 package consumergroup
 
 // A claim's own channel (a handler's claim) is buffered, as sarama's claims
-// are (Config.ChannelBufferSize, at most maxClaimBuffer): the worker hands messages to the buffer, and the handler reads them
-// at its pace. A message in the buffer is not handed over yet. Whenever
-// the handler must not read what the buffer holds, the worker takes it
-// back (recall) before it acts:
+// are (Config.ChannelBufferSize, at most maxClaimBuffer): the worker hands
+// messages to the buffer, and the handler reads them at its pace. A message
+// in the buffer is not handed over yet. Whenever the handler must not read
+// what the buffer holds, the worker takes it back (recall) before it acts:
 //   - the claim may no longer be ours (loss, abandon, expiry), or the
 //     position moved (a seek): the buffer is emptied and nothing in it
 //     counts;
-//   - the instance is fenced off from ZooKeeper (the gate paused): the
-//     buffer is emptied, and the partition restarts at its marked
-//     position once the gate opens (see recallOnPause).
+//   - the instance is fenced off from ZooKeeper (a pause event, raised by
+//     the delivery gate, which the worker listens to while it consumes and
+//     drains): the buffer is emptied, and the partition restarts at its
+//     marked position once the gate opens (see recallOnPause);
+//   - a drain gave up waiting for marks (Offsets.ProcessingTimeout): the
+//     claim is released next.
 //
 // A clean stop takes nothing back: the channel closes, the handler reads
 // what the buffer holds, and the drain waits for those marks, as under
@@ -21,11 +24,13 @@ package consumergroup
 // The handler may read from the buffer while the worker empties it, so
 // what the handler got need not be a prefix of what was in the buffer (it
 // may get offset 3 while the worker takes 2 back, and mark it). Commits
-// pause while the buffer is emptied, and the position is then capped at
-// the lowest offset taken back (or, on a pause, restarts at the marked
-// position below it), so no commit passes a message the handler never got:
-// also after a loss, an abandon or an expiry, since the partition stays
-// tracked, and the commit loop may commit it, until the release.
+// hold back while the buffer is emptied (see beginRecall), and the position
+// is then capped at the lowest offset taken back (or, on a pause, restarts
+// at the marked position below it), so no commit passes a message the
+// handler never got: also after a loss, an abandon or an expiry, since the
+// partition stays tracked, and the commit loop may commit it, until the
+// release. The handler processes messages in the order it got them, so a
+// mark of 3 never means that 2, which it did not get, was processed.
 
 // recall takes back every message the output's buffer holds and returns
 // how many it took and the lowest offset among them. Only the worker sends
