@@ -45,10 +45,11 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 }
 
 // fetch returns the messages at and after offset in the first batch the
-// leader returns, at most ChannelBufferSize of them. It returns nothing, and no error, when the fast path does
-// not apply: no stored offset, a Kafka version older than 0.11 (no record
-// batches), read-committed isolation (aborted transactions need filtering),
-// or a legacy message set in the response. Errors are the broker's (for
+// leader returns, at most ChannelBufferSize of them. It returns nothing,
+// and no error, when the fast path does not apply: no stored offset, a
+// Kafka version older than 0.11 (no record batches), read-committed
+// isolation (aborted transactions need filtering), or a legacy message set
+// in the response. Errors are the broker's (for
 // example sarama.ErrOffsetOutOfRange); the caller falls back to the
 // partition consumer alone.
 func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
