@@ -305,7 +305,7 @@ func (cg *ConsumerGroup) Close() error {
 // commit or release that cannot get through is worth nothing, and the
 // session's end deletes our registration and claims.
 func (cg *ConsumerGroup) awaitStop() {
-	if paused, _, _ := cg.gate.state(); paused {
+	if cg.gate.paused() {
 		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
 		_ = cg.kazoo.Close()
 	}

@@ -22,7 +22,6 @@ type gateListener struct{ paused func() }
 
 type gateState struct {
 	paused  bool
-	pauseC  chan struct{} // closed while paused
 	resumeC chan struct{} // closed while open
 }
 
@@ -30,15 +29,8 @@ func newDeliveryGate() *deliveryGate {
 	g := &deliveryGate{}
 	open := make(chan struct{})
 	close(open)
-	g.cur.Store(&gateState{pauseC: make(chan struct{}), resumeC: open})
+	g.cur.Store(&gateState{resumeC: open})
 	return g
-}
-
-// state returns whether the gate is paused, a channel closed once it
-// pauses, and one closed once it opens.
-func (g *deliveryGate) state() (paused bool, pauseC, resumeC <-chan struct{}) {
-	s := g.cur.Load()
-	return s.paused, s.pauseC, s.resumeC
 }
 
 // paused reports whether the gate is paused.
@@ -71,14 +63,13 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 		return false
 	}
 	if paused {
-		close(old.pauseC)
-		g.cur.Store(&gateState{paused: true, pauseC: old.pauseC, resumeC: make(chan struct{})})
+		g.cur.Store(&gateState{paused: true, resumeC: make(chan struct{})})
 		for l := range g.listeners {
 			l.paused()
 		}
 	} else {
 		close(old.resumeC)
-		g.cur.Store(&gateState{pauseC: make(chan struct{}), resumeC: old.resumeC})
+		g.cur.Store(&gateState{resumeC: old.resumeC})
 	}
 	return true
 }

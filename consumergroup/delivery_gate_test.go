@@ -30,7 +30,7 @@ func mustPend(t *testing.T, res <-chan bool) {
 
 func TestDeliveryGateSetReportsChanges(t *testing.T) {
 	g := newDeliveryGate()
-	if paused, _, _ := g.state(); paused {
+	if g.paused() {
 		t.Fatal("a new gate is paused")
 	}
 	if g.set(false) {
@@ -42,15 +42,10 @@ func TestDeliveryGateSetReportsChanges(t *testing.T) {
 	if g.set(true) {
 		t.Error("set(true) on a paused gate reported a change")
 	}
-	paused, pauseC, resumeC := g.state()
-	if !paused {
-		t.Fatal("state after set(true) is not paused")
+	if !g.paused() {
+		t.Fatal("not paused after set(true)")
 	}
-	select {
-	case <-pauseC:
-	default:
-		t.Error("pauseC is not closed while paused")
-	}
+	resumeC := g.cur.Load().resumeC
 	select {
 	case <-resumeC:
 		t.Error("resumeC is closed while paused")
@@ -59,19 +54,13 @@ func TestDeliveryGateSetReportsChanges(t *testing.T) {
 	if !g.set(false) {
 		t.Error("set(false) on a paused gate reported no change")
 	}
-	paused, pauseC, resumeC = g.state()
-	if paused {
-		t.Fatal("state after set(false) is paused")
+	if g.paused() {
+		t.Fatal("paused after set(false)")
 	}
 	select {
 	case <-resumeC:
 	default:
-		t.Error("resumeC is not closed while open")
-	}
-	select {
-	case <-pauseC:
-		t.Error("pauseC is closed while open")
-	default:
+		t.Error("resumeC is not closed once open")
 	}
 }
 

@@ -193,7 +193,7 @@ func (om *zookeeperOffsetManager) kafkaFence(o *ownedOffsets) error {
 	if om.cg.kazoo.SessionID() != o.claim.SessionID {
 		return fmt.Errorf("the ZooKeeper session holding the claim ended: %w", kazoo.ErrClaimLost)
 	}
-	if paused, _, _ := om.cg.gate.state(); paused {
+	if om.cg.gate.paused() {
 		return errFencedOff
 	}
 	return nil

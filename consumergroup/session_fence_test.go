@@ -112,8 +112,7 @@ func startFence(z *fakeZK, fraction float64) (f *sessionFence, stop func()) {
 }
 
 func (f *sessionFence) paused() bool {
-	p, _, _ := f.gate.state()
-	return p
+	return f.gate.paused()
 }
 
 // at sleeps until start+d and lets every goroutine of the bubble settle.

@@ -169,7 +169,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 		w.resumeAt = to
 		return e, false, true
 	case e == eventStop:
-		if paused, _, _ := w.cg.gate.state(); paused {
+		if w.cg.gate.paused() {
 			// Waiting for marks and a final commit would only hold up a
 			// rebalance or Close (what was marked is delivered again). The
 			// release is still tried: if the session survives, the owner
