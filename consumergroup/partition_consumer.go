@@ -58,7 +58,6 @@ type partitionWorker struct {
 	stopWatch     chan struct{}         // ends the claim watch
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
-	resumeAt      int64                 // the target of the last seek taken while consuming
 	spcClosed     chan struct{}         // closed once the last partition consumer is closed
 }
 

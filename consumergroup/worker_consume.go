@@ -135,7 +135,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 // before it are applied), or a stop when none was.
 func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 	for {
-		e, ended, ok := w.takeWhileConsuming(owned, -1)
+		e, _, ended, ok := w.takeWhileConsuming(owned, -1)
 		if !ok || ended {
 			return e
 		}
@@ -144,30 +144,28 @@ func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 
 // takeWhileConsuming takes the most urgent pending event in state
 // consuming. A seek restarts the partition's offsets at its target (resume
-// there: ended false), and so does a pause that took messages back from a
+// there: ended false, resume the target), and so does a pause that took messages back from a
 // claim's buffer (restarting at the marked offset; a pause that took
 // nothing back changes nothing); any other event ends consuming (ended), a
 // stop while the instance is fenced off from ZooKeeper as an abandon. ok
 // is false when no event was pending; start is where pump started.
-func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (e workerEvent, ended, ok bool) {
+func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (e workerEvent, resume int64, ended, ok bool) {
 	e, to, ok := w.ev.take()
 	for ok && e == eventPause {
 		// Delivery paused: take back what a claim's buffer holds. The next
 		// hand-over waits for the gate to open.
 		if to, restarted := w.recallOnPause(owned, start); restarted {
-			w.resumeAt = to
-			return eventSeek, false, true
+			return eventSeek, to, false, true
 		}
 		e, to, ok = w.ev.take()
 	}
 	switch {
 	case !ok:
-		return eventStop, true, false
+		return eventStop, 0, true, false
 	case e == eventSeek:
 		w.recall() // from the old position
 		owned.restart(to)
-		w.resumeAt = to
-		return e, false, true
+		return e, to, false, true
 	case e == eventStop:
 		if w.cg.gate.paused() {
 			// Waiting for marks and a final commit would only hold up a
@@ -176,12 +174,12 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 			// node is still ours.
 			w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
 			w.recallBeforeRelease(owned)
-			return eventAbandon, true, true
+			return eventAbandon, 0, true, true
 		}
-		return e, true, true // a clean stop: the handler reads what the buffer holds
+		return e, 0, true, true // a clean stop: the handler reads what the buffer holds
 	}
 	w.recallBeforeRelease(owned) // the claim may no longer be ours
-	return e, true, true
+	return e, 0, true, true
 }
 
 // closePartitionConsumer closes spc and drains both of its channels at
@@ -271,8 +269,8 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 	for {
 		if w.ev.pending.Load() {
 			wake = w.ev.wait()
-			if e, ended, ok := w.takeWhileConsuming(owned, start); ok {
-				return w.resumeAt, e, ended
+			if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+				return resume, e, ended
 			}
 		}
 		var m *sarama.ConsumerMessage
@@ -345,8 +343,8 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			// loop takes the event; if it only moved nothing (none left),
 			// m is offered again first, never skipped.
 			wake = w.ev.wait()
-			if e, ended, ok := w.takeWhileConsuming(owned, start); ok {
-				return w.resumeAt, e, ended
+			if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+				return resume, e, ended
 			}
 			held = m
 		}
