@@ -125,12 +125,23 @@ func (o *ownedOffsets) rewind(next int64) bool {
 // restart moves the partition to offset (negative: none stored, start at
 // Offsets.Initial), dropping pending marks. Called by the worker.
 func (o *ownedOffsets) restart(offset int64) {
+	o.restartWith(func() int64 { o.tracker.Reset(offset); return offset })
+	o.seeking.Store(false)
+}
+
+// restartWith moves the partition's position with move, which resets the
+// tracker (a new generation) and returns the new position, and opens the
+// redelivery window from there to the highest offset offered so far. It
+// holds the commit lock, so no commit runs in between, and returns the
+// new position.
+func (o *ownedOffsets) restartWith(move func() int64) int64 {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
-	o.redelivery.seek(offset, o.maxOffered.Load())
-	o.tracker.Reset(offset)
+	far := o.maxOffered.Load()
+	to := move()
+	o.redelivery.seek(to, far)
 	o.maxOffered.Store(-1)
-	o.seeking.Store(false)
+	return to
 }
 
 // beginRecall stops commits of o until endRecall. It does not wait for a
@@ -160,12 +171,7 @@ func (o *ownedOffsets) pendingOutsideRecall() (next int64, dirty, ok bool) {
 // Nothing stored moves. It returns the position, where the worker fetches
 // from next. Called by the worker between beginRecall and endRecall.
 func (o *ownedOffsets) restartAtMark(below int64) int64 {
-	o.commitMu.Lock()
-	defer o.commitMu.Unlock()
-	to := o.tracker.RestartAtMark(below)
-	o.redelivery.seek(to, o.maxOffered.Load())
-	o.maxOffered.Store(-1)
-	return to
+	return o.restartWith(func() int64 { return o.tracker.RestartAtMark(below) })
 }
 
 type zookeeperOffsetManager struct {

@@ -95,9 +95,5 @@ func (w *partitionWorker) commitStart(owned *ownedOffsets) {
 // the worker. A seek that is pending stays pending: the offset the seek
 // adopts wins over this one.
 func (o *ownedOffsets) restartUncommitted(offset int64) {
-	o.commitMu.Lock()
-	defer o.commitMu.Unlock()
-	o.redelivery.seek(offset, o.maxOffered.Load())
-	o.tracker.ResetUncommitted(offset)
-	o.maxOffered.Store(-1)
+	o.restartWith(func() int64 { o.tracker.ResetUncommitted(offset); return offset })
 }
