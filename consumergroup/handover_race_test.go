@@ -1,14 +1,10 @@
 package consumergroup
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
-
-	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // fakePartitionConsumer serves messages and errors from channels the test
@@ -42,70 +38,30 @@ func (pc *fakePartitionConsumer) HighWaterMarkOffset() int64               { ret
 // are delivered and marked would commit past messages the application
 // never saw. A seek taken before the first hand-over returns at once.
 //
-// The kazoo session only serves the claim's validity check (the claim's
-// session is the current one), hence the ZooKeeper of the local stack.
+// The local stack's ZooKeeper serves the claim's validity check (see
+// newPumpFixture).
 func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
-	testenv.Integration(t)
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	f := newPumpFixture(t, 0) // unbuffered, as Messages()
 
-	cg := &ConsumerGroup{
-		log:      slog.New(slog.DiscardHandler),
-		kazoo:    kz,
-		gate:     newDeliveryGate(),
-		messages: make(chan *sarama.ConsumerMessage),
-		errors:   make(chan error, 8),
-	}
-	w := newBareWorker()
-	defer w.cancel()
-	w.cg = cg
-	w.tp = topicPartition{"t", 0}
-	owned := &ownedOffsets{
-		tp: w.tp, tracker: newOffsetTracker(0), worker: w, version: -1,
-		claim: &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()},
-	}
-	owned.maxOffered.Store(-1)
-
-	w.seek(5)
-	if resume, e, ended := w.pump(owned, openedConsumer(newFakePartitionConsumer()), nil, 0); ended || e != eventSeek || resume != 5 {
-		t.Fatalf("pump = (%d, %v, ended %v), want to resume at 5", resume, e, ended)
+	f.w.seek(5)
+	if r := await(t, f.run()); r.ended || r.e != eventSeek || r.resume != 5 {
+		t.Fatalf("pump = %+v, want to resume at 5", r)
 	}
 
-	type result struct {
-		resume int64
-		e      workerEvent
-		ended  bool
-	}
-	run := func(pc *fakePartitionConsumer, start int64) chan result {
-		pumped := make(chan result, 1)
-		go func() {
-			r, e, ended := w.pump(owned, openedConsumer(pc), nil, start)
-			pumped <- result{r, e, ended}
-		}()
-		return pumped
-	}
 	// The application is busy: offset 5 waits in the hand-over.
-	pumped := run(newFakePartitionConsumer(5, 6, 7), 5)
+	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), nil, 5)
 	time.Sleep(200 * time.Millisecond)
-	w.seek(5)
-	select {
-	case r := <-pumped:
-		if r.ended || r.e != eventSeek || r.resume != 5 {
-			t.Fatalf("pump = (%d, %v, ended %v) after a seek during the hand-over, want to resume at 5", r.resume, r.e, r.ended)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a seek did not cut the hand-over short")
+	f.w.seek(5)
+	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
+		t.Fatalf("pump = %+v after a seek during the hand-over, want to resume at 5", r)
 	}
-	if d := owned.tracker.delivered.Load(); d >= 5 {
+	if d := f.owned.tracker.delivered.Load(); d >= 5 {
 		t.Errorf("offset %d counted as delivered, although the hand-over was cut short", d)
 	}
 
-	pumped = run(newFakePartitionConsumer(5, 6, 7), 5)
+	pumped = f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), nil, 5)
 	select {
-	case m := <-cg.messages:
+	case m := <-f.out:
 		if m.Offset != 5 {
 			t.Errorf("the application got offset %d first, want 5: offsets 5..%d were skipped", m.Offset, m.Offset-1)
 		}
@@ -113,13 +69,8 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 		t.Error("offset 5 was never handed over after the seek")
 	}
 
-	w.stop(false)
-	select {
-	case r := <-pumped:
-		if !r.ended || r.e != eventStop {
-			t.Errorf("pump = (%d, %v, ended %v) after the stop, want to end with stop", r.resume, r.e, r.ended)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("pump did not stop")
+	f.w.stop(false)
+	if r := await(t, pumped); !r.ended || r.e != eventStop {
+		t.Errorf("pump = %+v after the stop, want to end with stop", r)
 	}
 }

@@ -33,11 +33,7 @@ func receive(t *testing.T, out <-chan *sarama.ConsumerMessage, want int64) {
 func TestIntegrationPrefixBeforeOpen(t *testing.T) {
 	f := newPumpFixture(t, 0)
 	src := &pendingConsumer{ready: make(chan struct{})}
-	res := make(chan pumpResult, 1)
-	go func() {
-		r, e, ended := f.w.pump(f.owned, src, prefixOf(0, 1), 0)
-		res <- pumpResult{r, e, ended}
-	}()
+	res := f.runFrom(src, prefixOf(0, 1), 0)
 	receive(t, f.out, 0)
 	receive(t, f.out, 1)
 	src.spc = newFakePartitionConsumer(2, 3)
@@ -55,11 +51,7 @@ func TestIntegrationPrefixBeforeOpen(t *testing.T) {
 func TestIntegrationFailedOpenResumesAfterPrefix(t *testing.T) {
 	f := newPumpFixture(t, 0)
 	src := &pendingConsumer{ready: make(chan struct{})}
-	res := make(chan pumpResult, 1)
-	go func() {
-		r, e, ended := f.w.pump(f.owned, src, prefixOf(5, 6), 5)
-		res <- pumpResult{r, e, ended}
-	}()
+	res := f.runFrom(src, prefixOf(5, 6), 5)
 	receive(t, f.out, 5)
 	receive(t, f.out, 6)
 	src.err = errors.New("leader not available")

@@ -56,14 +56,32 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	return &pumpFixture{w: w, owned: owned, out: w.out}
 }
 
-// run starts pump over the given offsets.
+// run starts pump at 0 over a partition consumer serving the given offsets.
 func (f *pumpFixture) run(offsets ...int64) <-chan pumpResult {
+	return f.runFrom(openedConsumer(newFakePartitionConsumer(offsets...)), nil, 0)
+}
+
+// runFrom starts pump at start with src and the directly fetched prefix.
+func (f *pumpFixture) runFrom(src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) <-chan pumpResult {
 	res := make(chan pumpResult, 1)
 	go func() {
-		r, e, ended := f.w.pump(f.owned, openedConsumer(newFakePartitionConsumer(offsets...)), nil, 0)
+		r, e, ended := f.w.pump(f.owned, src, prefix, start)
 		res <- pumpResult{r, e, ended}
 	}()
 	return res
+}
+
+// toDraining hands the given offsets to the buffer, stops the worker
+// cleanly and closes the output, as entering draining does: the buffer
+// still holds every one of them.
+func (f *pumpFixture) toDraining(t *testing.T, offsets ...int64) {
+	t.Helper()
+	res := f.run(offsets...)
+	f.waitBuffered(t, len(offsets))
+	f.w.stop(false)
+	await(t, res)
+	f.w.ev.take() // the stop that brought it to draining
+	close(f.out)
 }
 
 // waitBuffered waits until the buffer holds n messages.
@@ -165,14 +183,8 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 
 	// Pumping again at 1 while fenced off hands nothing out until the gate
 	// opens, then delivers from 1.
-	res = f.w.cg.gate.resumeLater(200*time.Millisecond, func() <-chan pumpResult {
-		r := make(chan pumpResult, 1)
-		go func() {
-			rs, e, ended := f.w.pump(f.owned, openedConsumer(newFakePartitionConsumer(1, 2)), nil, 1)
-			r <- pumpResult{rs, e, ended}
-		}()
-		return r
-	})
+	res = f.runFrom(openedConsumer(newFakePartitionConsumer(1, 2)), nil, 1)
+	time.AfterFunc(200*time.Millisecond, func() { f.w.cg.gate.set(false) })
 	select {
 	case m := <-f.out:
 		if m.Offset != 1 {
@@ -209,14 +221,9 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 // commit, instead of waiting for marks that can no longer come.
 func TestIntegrationRecallWhileDraining(t *testing.T) {
 	f := newPumpFixture(t, 8)
-	res := f.run(0, 1, 2, 3)
-	f.waitBuffered(t, 4)
-	f.w.stop(false)
-	await(t, res)
-	close(f.out) // the sink closes on entering draining
+	f.toDraining(t, 0, 1, 2, 3)
 	m0 := <-f.out
 	f.owned.mark(m0, m0.Offset)
-	f.w.ev.take()
 	f.w.drainDeadline = time.Now().Add(time.Minute)
 	drained := make(chan workerEvent, 1)
 	go func() { drained <- f.w.drain() }()
@@ -238,27 +245,15 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	}
 }
 
-// resumeLater opens the gate after d, once start has run.
-func (g *deliveryGate) resumeLater(d time.Duration, start func() <-chan pumpResult) <-chan pumpResult {
-	res := start()
-	time.AfterFunc(d, func() { g.set(false) })
-	return res
-}
-
 // A drain that times out with messages of a closed claim unread takes them
 // back before the release (the handler must read nothing more), and the
 // final commit never stores a position above the lowest one taken back.
 func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 	f := newPumpFixture(t, 8)
-	res := f.run(0, 1, 2, 3)
-	f.waitBuffered(t, 4)
-	f.w.stop(false)
-	await(t, res)
-	close(f.out)
-	m0, m1 := <-f.out, <-f.out // the handler got 0 and 1 and marked 1
-	_ = m0
+	f.toDraining(t, 0, 1, 2, 3)
+	<-f.out
+	m1 := <-f.out // the handler got 0 and 1 and marked 1
 	f.owned.mark(m1, m1.Offset)
-	f.w.ev.take()
 	f.w.drainDeadline = time.Now().Add(200 * time.Millisecond)
 	if e := f.w.drain(); e != eventFinished {
 		t.Fatalf("drain ended with %v, want finished", e)
