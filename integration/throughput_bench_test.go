@@ -184,22 +184,29 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		b.ReportMetric(float64(n*b.N)/(time.Since(start)-closing).Seconds(), "msgs/s-to-last")
 	})
 
+	// consumeAll runs g (ours or sarama's) with a handler that marks every
+	// message until all n were marked, then closes it.
+	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		h := newCountingHandler(n, cancel)
+		for ctx.Err() == nil { // an eager group's session ends at each rebalance
+			if err := g.Consume(ctx, []string{topic}, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := g.Close(); err != nil {
+			b.Fatal(err)
+		}
+		phases.add(t0, h)
+	}
 	handler := func(b *testing.B, phases *benchPhases) {
 		t0 := time.Now()
 		g, err := consumergroup.NewConsumerGroup(testenv.UniqueName("bench"), []string{testenv.ZKAddr()}, testConfig())
 		if err != nil {
 			b.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		h := newCountingHandler(n, cancel)
-		if err := g.Consume(ctx, []string{topic}, h); err != nil {
-			b.Fatal(err)
-		}
-		if err := g.Close(); err != nil {
-			b.Fatal(err)
-		}
-		phases.add(t0, h)
+		consumeAll(b, g, phases, t0)
 	}
 	b.Run("consumergroup-handler", func(b *testing.B) {
 		var phases benchPhases
@@ -216,18 +223,7 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		h := newCountingHandler(n, cancel)
-		for ctx.Err() == nil { // an eager group's session ends at each rebalance
-			if err := g.Consume(ctx, []string{topic}, h); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := g.Close(); err != nil {
-			b.Fatal(err)
-		}
-		phases.add(t0, h)
+		consumeAll(b, g, phases, t0)
 	}
 	b.Run("sarama-group", func(b *testing.B) {
 		var phases benchPhases

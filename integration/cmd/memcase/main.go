@@ -254,13 +254,7 @@ func runHandler(zkAddr, group, topic string, want int, idle bool) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	heap, err := consumeUntil(idle, want, func(ctx context.Context, h *markingHandler) error {
-		return g.Consume(ctx, []string{topic}, h)
-	})
-	if cerr := g.Close(); err == nil {
-		err = cerr
-	}
-	return heap, err
+	return runGroup(g, topic, want, idle)
 }
 
 func runSaramaGroup(brokers []string, group, topic string, want int, idle bool) (uint64, error) {
@@ -272,6 +266,12 @@ func runSaramaGroup(brokers []string, group, topic string, want int, idle bool) 
 	if err != nil {
 		return 0, err
 	}
+	return runGroup(g, topic, want, idle)
+}
+
+// runGroup consumes topic with g (ours or sarama's, both a
+// sarama.ConsumerGroup) until consumeUntil is done, then closes g.
+func runGroup(g sarama.ConsumerGroup, topic string, want int, idle bool) (uint64, error) {
 	heap, err := consumeUntil(idle, want, func(ctx context.Context, h *markingHandler) error {
 		return g.Consume(ctx, []string{topic}, h)
 	})
