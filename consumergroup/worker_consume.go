@@ -262,7 +262,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 	var msgs <-chan *sarama.ConsumerMessage
 	var errs <-chan *sarama.ConsumerError
 	ready := src.ready // nil once taken
-	out := w.output()
+	out := w.out
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
@@ -349,13 +349,4 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			held = m
 		}
 	}
-}
-
-// output is where pump hands messages: out, or Messages() for a worker
-// that was not opened through a sink (tests driving pump directly).
-func (w *partitionWorker) output() chan *sarama.ConsumerMessage {
-	if w.out != nil {
-		return w.out
-	}
-	return w.cg.messages
 }
