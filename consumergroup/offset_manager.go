@@ -184,10 +184,8 @@ type zookeeperOffsetManager struct {
 	parts map[topicPartition]*ownedOffsets
 	// view holds what parts holds, for the per-message lookups of marks:
 	// they read it without taking mu, whose reader count every mark would
-	// otherwise write. A sync.Map, so a claim or a release changes one
-	// entry instead of copying the whole map (at 4,096 partitions the
-	// copies came to half a gigabyte of garbage while claiming).
-	view sync.Map // topicPartition -> *ownedOffsets
+	// otherwise write. Written under mu.
+	view markView
 
 	closing   chan struct{}
 	closed    chan struct{}
@@ -221,17 +219,14 @@ func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionCla
 	o.kafka.next.Store(-1)
 	om.mu.Lock()
 	om.parts[tp] = o
-	om.view.Store(tp, o)
+	om.view.set(tp, o)
 	om.mu.Unlock()
 	return o
 }
 
 // lookup returns the tracked partition tp, or nil, without locking.
 func (om *zookeeperOffsetManager) lookup(tp topicPartition) *ownedOffsets {
-	if v, ok := om.view.Load(tp); ok {
-		return v.(*ownedOffsets)
-	}
-	return nil
+	return om.view.get(tp)
 }
 
 // drop stops tracking o without committing.
@@ -239,7 +234,7 @@ func (om *zookeeperOffsetManager) drop(tp topicPartition, o *ownedOffsets) {
 	om.mu.Lock()
 	if om.parts[tp] == o {
 		delete(om.parts, tp)
-		om.view.Delete(tp)
+		om.view.set(tp, nil)
 	}
 	om.mu.Unlock()
 }

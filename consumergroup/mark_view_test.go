@@ -1,0 +1,120 @@
+package consumergroup
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func TestMarkViewGetSet(t *testing.T) {
+	var v markView
+	a, b, c := &ownedOffsets{}, &ownedOffsets{}, &ownedOffsets{}
+	if got := v.get(topicPartition{"t", 0}); got != nil {
+		t.Fatalf("empty view: got %p", got)
+	}
+	v.set(topicPartition{"t", 3}, a)
+	v.set(topicPartition{"u", 0}, b)
+	v.set(topicPartition{"t", 40}, c) // grows t's slice; 3 stays
+	for _, tc := range []struct {
+		tp   topicPartition
+		want *ownedOffsets
+	}{
+		{topicPartition{"t", 3}, a},
+		{topicPartition{"u", 0}, b},
+		{topicPartition{"t", 40}, c},
+		{topicPartition{"t", 0}, nil},
+		{topicPartition{"t", 41}, nil},
+		{topicPartition{"t", 1000}, nil},
+		{topicPartition{"t", -1}, nil},
+		{topicPartition{"v", 3}, nil},
+		{topicPartition{"u", 0}, b}, // after a miss on another topic
+		{topicPartition{"t", 3}, a},
+	} {
+		if got := v.get(tc.tp); got != tc.want {
+			t.Errorf("get(%v) = %p, want %p", tc.tp, got, tc.want)
+		}
+	}
+	v.set(topicPartition{"t", 3}, nil)
+	v.set(topicPartition{"t", 5000}, nil) // removing what is not there adds nothing
+	v.set(topicPartition{"w", 1}, nil)
+	if got := v.get(topicPartition{"t", 3}); got != nil {
+		t.Errorf("after removal: got %p", got)
+	}
+	if got := v.get(topicPartition{"t", 40}); got != c {
+		t.Errorf("a removal touched another partition: got %p, want %p", got, c)
+	}
+	if _, ok := v.topics.Load("w"); ok {
+		t.Error("removing from an unknown topic created it")
+	}
+	if n := len(*mustTopic(t, &v, "t").parts.Load()); n > 80 {
+		t.Errorf("removing partition 5000 grew the slice to %d", n)
+	}
+}
+
+func mustTopic(t *testing.T, v *markView, topic string) *topicView {
+	t.Helper()
+	x, ok := v.topics.Load(topic)
+	if !ok {
+		t.Fatalf("topic %s missing", topic)
+	}
+	return x.(*topicView)
+}
+
+// TestMarkViewConcurrentReaders: lookups from many goroutines, on several
+// topics, while one writer claims and releases partitions (run with -race):
+// a reader sees either nothing or what was set for that very partition,
+// and a partition set before the readers start is always found.
+func TestMarkViewConcurrentReaders(t *testing.T) {
+	var v markView
+	owned := make(map[topicPartition]*ownedOffsets)
+	for _, topic := range []string{"a", "b", "c"} {
+		for p := int32(0); p < 64; p++ {
+			owned[topicPartition{topic, p}] = &ownedOffsets{}
+		}
+	}
+	stable := topicPartition{"a", 0}
+	v.set(stable, owned[stable])
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 8)
+	for r := 0; r < 4; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				tp := topicPartition{[]string{"a", "b", "c"}[i%3], int32(i % 64)}
+				if got := v.get(tp); got != nil && got != owned[tp] {
+					errs <- fmt.Errorf("get(%v) returned another partition's offsets", tp)
+					return
+				}
+				if v.get(stable) != owned[stable] {
+					errs <- fmt.Errorf("lost %v while others changed", stable)
+					return
+				}
+			}
+		}()
+	}
+	for round := 0; round < 200; round++ {
+		for tp, o := range owned {
+			if tp == stable {
+				continue
+			}
+			if round%2 == 0 {
+				v.set(tp, o)
+			} else {
+				v.set(tp, nil)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
