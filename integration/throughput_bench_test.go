@@ -38,7 +38,12 @@ import (
 //     the handler path's throughput as a ratio of sarama's group
 //     (handler/sarama-group) and of the bare partition consumers
 //     (handler/sarama): measured side by side, so load from elsewhere on
-//     the machine weighs on all three alike.
+//     the machine weighs on all of them alike. A fourth run,
+//     sarama-group-hop, is sarama's group whose handler reads each claim
+//     through one more goroutine and a 64-message channel, the hop a
+//     partition worker adds between sarama's partition consumer and a
+//     claim (handler/sarama-group-hop): what the handler path costs
+//     beyond that hop.
 //
 // Each iteration includes its setup and teardown (for the groups: join,
 // claim, and the final commit and release). msgs/s is N*iterations over the
@@ -186,10 +191,11 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 
 	// consumeAll runs g (ours or sarama's) with a handler that marks every
 	// message until all n were marked, then closes it.
-	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time) {
+	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time, hop bool) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		h := newCountingHandler(n, cancel)
+		h.hop = hop
 		for ctx.Err() == nil { // an eager group's session ends at each rebalance
 			if err := g.Consume(ctx, []string{topic}, h); err != nil {
 				b.Fatal(err)
@@ -206,7 +212,7 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumeAll(b, g, phases, t0)
+		consumeAll(b, g, phases, t0, false)
 	}
 	b.Run("consumergroup-handler", func(b *testing.B) {
 		var phases benchPhases
@@ -214,7 +220,7 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		measure(b, func(b *testing.B) { handler(b, &phases) })
 	})
 
-	saramaGroup := func(b *testing.B, phases *benchPhases) {
+	saramaGroup := func(b *testing.B, phases *benchPhases, hop bool) {
 		t0 := time.Now()
 		cfg := saramaConfig()
 		cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
@@ -223,25 +229,26 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumeAll(b, g, phases, t0)
+		consumeAll(b, g, phases, t0, hop)
 	}
 	b.Run("sarama-group", func(b *testing.B) {
 		var phases benchPhases
 		defer phases.report(b)
-		measure(b, func(b *testing.B) { saramaGroup(b, &phases) })
+		measure(b, func(b *testing.B) { saramaGroup(b, &phases, false) })
 	})
 
 	// The three again, interleaved: each iteration runs one of each, in
 	// rotating order, so load from elsewhere on the machine weighs on all
 	// three alike. The ratios are reported here.
 	b.Run("paired", func(b *testing.B) {
-		var hp, sp benchPhases
+		var hp, sp, hopp benchPhases
 		runs := []func(b *testing.B){
 			func(b *testing.B) { handler(b, &hp) },
-			func(b *testing.B) { saramaGroup(b, &sp) },
+			func(b *testing.B) { saramaGroup(b, &sp, false) },
 			bare,
+			func(b *testing.B) { saramaGroup(b, &hopp, true) },
 		}
-		var took [3]time.Duration
+		var took [4]time.Duration
 		for i := 0; i < b.N; i++ {
 			for j := range runs {
 				k := (i + j) % len(runs)
@@ -256,17 +263,22 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		b.ReportMetric(rate(took[2]), "sarama-msgs/s")
 		b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "handler/sarama-group")
 		b.ReportMetric(took[2].Seconds()/took[0].Seconds(), "handler/sarama")
+		b.ReportMetric(took[3].Seconds()/took[0].Seconds(), "handler/sarama-group-hop")
 		hp.reportAs(b, "handler-")
 		sp.reportAs(b, "sarama-group-")
+		hopp.reportAs(b, "sarama-group-hop-")
 	})
 }
 
 // countingHandler marks every message and calls done once n were marked.
-// It notes when the first message came and when the last was marked.
+// It notes when the first message came and when the last was marked. With
+// hop, each claim is read through a goroutine that copies it to a channel
+// of 64 messages.
 type countingHandler struct {
 	n, seen     atomic.Int64
 	done        func()
 	first, last atomic.Int64 // UnixNano
+	hop         bool
 }
 
 // benchPhases sums, over a benchmark's iterations, the time to the first
@@ -309,9 +321,13 @@ func newCountingHandler(n int, done func()) *countingHandler {
 func (h *countingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (h *countingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (h *countingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	msgs := c.Messages()
+	if h.hop {
+		msgs = hop(s.Context(), msgs, 64)
+	}
 	for {
 		select {
-		case m, ok := <-c.Messages():
+		case m, ok := <-msgs:
 			if !ok {
 				return nil
 			}
@@ -327,4 +343,21 @@ func (h *countingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.C
 			return nil
 		}
 	}
+}
+
+// hop copies in to a channel with room for size messages, until in closes
+// or ctx ends, and returns that channel.
+func hop(ctx context.Context, in <-chan *sarama.ConsumerMessage, size int) <-chan *sarama.ConsumerMessage {
+	out := make(chan *sarama.ConsumerMessage, size)
+	go func() {
+		defer close(out)
+		for m := range in {
+			select {
+			case out <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
