@@ -17,22 +17,42 @@ import (
 // holds is claimed (at 4,096 partitions a copy of the whole map at every
 // claim came to half a gigabyte of garbage while claiming).
 //
+// Partitions outside [0, maxIndexedPartition) (never a real Kafka topic's,
+// but InitializePartition takes any number) are kept in a map, so a wild
+// partition number costs one entry, not a slice up to it. A topic whose
+// last partition is released is retired and forgotten, so topics that come
+// and go (pattern subscriptions) leave nothing behind; a lookup that
+// finds the remembered topic retired looks it up again.
+//
 // Writers (set) are serialized by the caller; readers (get) never block.
 type markView struct {
 	topics sync.Map // topic -> *topicView
 	last   atomic.Pointer[topicView]
+	others sync.Map // topicPartition -> *ownedOffsets, partitions not indexed
 }
+
+// maxIndexedPartition bounds the partitions kept by index: Kafka's own
+// limits keep real topics far below it.
+const maxIndexedPartition = 1 << 16
 
 // topicView is one topic's tracked partitions, by partition.
 type topicView struct {
-	topic string
-	parts atomic.Pointer[[]atomic.Pointer[ownedOffsets]]
+	topic   string
+	parts   atomic.Pointer[[]atomic.Pointer[ownedOffsets]]
+	retired atomic.Bool // removed from topics: look the topic up again
+	live    int         // partitions set (not nil); written by set only
 }
 
 // get returns the tracked offsets of tp, or nil.
 func (v *markView) get(tp topicPartition) *ownedOffsets {
+	if tp.Partition < 0 || tp.Partition >= maxIndexedPartition {
+		if o, ok := v.others.Load(tp); ok {
+			return o.(*ownedOffsets)
+		}
+		return nil
+	}
 	tv := v.last.Load()
-	if tv == nil || tv.topic != tp.Topic {
+	if tv == nil || tv.topic != tp.Topic || tv.retired.Load() {
 		x, ok := v.topics.Load(tp.Topic)
 		if !ok {
 			return nil
@@ -40,17 +60,22 @@ func (v *markView) get(tp topicPartition) *ownedOffsets {
 		tv = x.(*topicView)
 		v.last.Store(tv)
 	}
-	parts := tv.parts.Load()
-	if tp.Partition < 0 || int(tp.Partition) >= len(*parts) {
+	parts := *tv.parts.Load()
+	if int(tp.Partition) >= len(parts) {
 		return nil
 	}
-	return (*parts)[tp.Partition].Load()
+	return parts[tp.Partition].Load()
 }
 
 // set makes o (nil: nothing) the tracked offsets of tp. Calls must not run
 // concurrently with each other.
 func (v *markView) set(tp topicPartition, o *ownedOffsets) {
-	if tp.Partition < 0 {
+	if tp.Partition < 0 || tp.Partition >= maxIndexedPartition {
+		if o == nil {
+			v.others.Delete(tp)
+		} else {
+			v.others.Store(tp, o)
+		}
 		return
 	}
 	var tv *topicView
@@ -61,22 +86,30 @@ func (v *markView) set(tp topicPartition, o *ownedOffsets) {
 			return
 		}
 		tv = &topicView{topic: tp.Topic}
-		empty := []atomic.Pointer[ownedOffsets]{}
-		tv.parts.Store(&empty)
+		tv.parts.Store(&[]atomic.Pointer[ownedOffsets]{})
 		v.topics.Store(tp.Topic, tv)
 	}
-	parts := tv.parts.Load()
-	if int(tp.Partition) >= len(*parts) {
+	parts := *tv.parts.Load()
+	p := int(tp.Partition)
+	if p >= len(parts) {
 		if o == nil {
 			return
 		}
-		grown := make([]atomic.Pointer[ownedOffsets], max(int(tp.Partition)+1, 2*len(*parts)))
-		for i := range *parts {
-			grown[i].Store((*parts)[i].Load())
+		grown := make([]atomic.Pointer[ownedOffsets], min(max(p+1, 2*len(parts)), maxIndexedPartition))
+		for i := range parts {
+			grown[i].Store(parts[i].Load())
 		}
-		grown[tp.Partition].Store(o)
 		tv.parts.Store(&grown)
-		return
+		parts = grown
 	}
-	(*parts)[tp.Partition].Store(o)
+	switch was := parts[p].Swap(o); {
+	case was == nil && o != nil:
+		tv.live++
+	case was != nil && o == nil:
+		tv.live--
+		if tv.live == 0 {
+			tv.retired.Store(true)
+			v.topics.Delete(tp.Topic)
+		}
+	}
 }

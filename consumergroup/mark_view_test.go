@@ -2,6 +2,7 @@ package consumergroup
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 )
@@ -48,6 +49,70 @@ func TestMarkViewGetSet(t *testing.T) {
 	}
 	if n := len(*mustTopic(t, &v, "t").parts.Load()); n > 80 {
 		t.Errorf("removing partition 5000 grew the slice to %d", n)
+	}
+}
+
+// TestMarkViewWildPartitions: a partition number far out of any real
+// topic's range (InitializePartition takes any) costs one entry, and a
+// negative one is found like any other.
+func TestMarkViewWildPartitions(t *testing.T) {
+	var v markView
+	huge, neg, low := &ownedOffsets{}, &ownedOffsets{}, &ownedOffsets{}
+	v.set(topicPartition{"t", 1}, low)
+	v.set(topicPartition{"t", math.MaxInt32}, huge)
+	v.set(topicPartition{"t", -1}, neg)
+	if n := len(*mustTopic(t, &v, "t").parts.Load()); n > 2 {
+		t.Errorf("partition MaxInt32 grew the slice to %d entries", n)
+	}
+	for tp, want := range map[topicPartition]*ownedOffsets{
+		{"t", 1}: low, {"t", math.MaxInt32}: huge, {"t", -1}: neg, {"t", math.MaxInt32 - 1}: nil,
+	} {
+		if got := v.get(tp); got != want {
+			t.Errorf("get(%v) = %p, want %p", tp, got, want)
+		}
+	}
+	v.set(topicPartition{"t", math.MaxInt32}, nil)
+	v.set(topicPartition{"t", -1}, nil)
+	if v.get(topicPartition{"t", math.MaxInt32}) != nil || v.get(topicPartition{"t", -1}) != nil {
+		t.Error("wild partitions still found after their release")
+	}
+	if n := testing.AllocsPerRun(100, func() { v.get(topicPartition{"t", math.MaxInt32}) }); n != 0 {
+		t.Errorf("a lookup allocates %v times", n)
+	}
+}
+
+// TestMarkViewForgetsTopics: a topic whose partitions are all released is
+// forgotten, and claimed again it is found, although the view remembered
+// the retired topic as the last one looked up.
+func TestMarkViewForgetsTopics(t *testing.T) {
+	var v markView
+	a, b := &ownedOffsets{}, &ownedOffsets{}
+	for i := 0; i < 1000; i++ {
+		topic := fmt.Sprintf("gone-%d", i)
+		v.set(topicPartition{topic, 7}, a)
+		v.set(topicPartition{topic, 7}, nil)
+	}
+	n := 0
+	v.topics.Range(func(any, any) bool { n++; return true })
+	if n != 0 {
+		t.Errorf("%d released topics still held", n)
+	}
+	v.set(topicPartition{"t", 0}, a)
+	v.set(topicPartition{"t", 3}, a)
+	if v.get(topicPartition{"t", 0}) != a { // remembered as the last topic
+		t.Fatal("t/0 not found")
+	}
+	v.set(topicPartition{"t", 0}, nil)
+	if v.get(topicPartition{"t", 3}) != a {
+		t.Fatal("releasing t/0 lost t/3")
+	}
+	v.set(topicPartition{"t", 3}, nil) // t retired
+	if v.get(topicPartition{"t", 3}) != nil {
+		t.Fatal("t/3 found after its release")
+	}
+	v.set(topicPartition{"t", 3}, b) // t again, a new view of it
+	if got := v.get(topicPartition{"t", 3}); got != b {
+		t.Fatalf("t/3 claimed again: got %p, want %p", got, b)
 	}
 }
 
