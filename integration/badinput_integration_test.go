@@ -190,11 +190,7 @@ func TestIntegrationBadInput(t *testing.T) {
 		topic := newTopic(t, 1)
 		produce(t, topic, 20)
 		group := testenv.UniqueName("g")
-		kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer kz.Close()
+		kz := zkClient(t)
 		if err := kz.Consumergroup(group).CommitOffset(topic, 0, 5); err != nil {
 			t.Fatal(err)
 		}

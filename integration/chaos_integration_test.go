@@ -89,11 +89,7 @@ func TestIntegrationChaos(t *testing.T) {
 		t.Cleanup(func() { restoreEnsemble(t) })
 	}
 
-	checker, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer checker.Close()
+	checker := zkClient(t)
 
 	l := newLedger()
 	h.attach(l)

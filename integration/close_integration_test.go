@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // TestIntegrationCloseWithoutReaders: Close returns within ProcessingTimeout
@@ -47,11 +46,7 @@ func TestIntegrationCloseWithoutReaders(t *testing.T) {
 	}
 	t.Logf("Close without readers took %v (ProcessingTimeout %v)", time.Since(start), cfg.Offsets.ProcessingTimeout)
 
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	for p, o := range marked {
 		got, err := kz.Consumergroup(group).FetchOffset(topic, p)
 		if err != nil || got != o+1 {

@@ -21,11 +21,7 @@ func TestIntegrationOffsetResetWhileOwned(t *testing.T) {
 	topic := newTopic(t, 1)
 	counts := produce(t, topic, 200)
 	group := testenv.UniqueName("g")
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	offsets := observeOffsets(t, group, topic, 1)
 
 	cfg := testConfig()

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // Upstream's integration scenarios, on the real stack.
@@ -108,11 +107,7 @@ func TestIntegrationOffsetsResumedAfterRestart(t *testing.T) {
 	}
 	closeGroup(t, cg1)
 
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	if off, err := kz.Consumergroup(group).FetchOffset(topic, 0); err != nil || off != 10 {
 		t.Fatalf("stored offset after close = %d, %v; want 10", off, err)
 	}

@@ -112,11 +112,7 @@ type groupState struct {
 
 func newGroupState(t testing.TB, group string) *groupState {
 	t.Helper()
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatalf("group state: %v", err)
-	}
-	t.Cleanup(func() { _ = kz.Close() })
+	kz := zkClient(t)
 	return &groupState{kz: kz, cg: kz.Consumergroup(group)}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // TestIntegrationHandlerCleanRebalance is TestIntegrationCleanRebalance
@@ -90,11 +89,7 @@ func TestIntegrationHandlerReturnedOnSessionEnd(t *testing.T) {
 			t.Errorf("the session's end waited for marks of messages nobody read: %v", err)
 		}
 	}
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	if got, err := kz.Consumergroup(group).FetchOffset(topic, 0); err != nil || got != 1 {
 		t.Errorf("stored offset %d (%v), want 1 (one message marked)", got, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 func saramaConfig() *sarama.Config {
@@ -86,6 +87,18 @@ func testConfig() *consumergroup.Config {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return cfg
+}
+
+// zkClient opens a kazoo client of the test stack's ZooKeeper, closed when
+// the test ends.
+func zkClient(t testing.TB) *kazoo.Kazoo {
+	t.Helper()
+	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatalf("connect to ZooKeeper at %s: %v", testenv.ZKAddr(), err)
+	}
+	t.Cleanup(func() { _ = kz.Close() })
+	return kz
 }
 
 func join(t testing.TB, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {

@@ -34,11 +34,7 @@ func TestIntegrationClaimStolen(t *testing.T) {
 	}()
 	waitFor(t, 30*time.Second, "the first 100 messages", func() bool { return c.ledger.distinct() >= 100 })
 
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	kcg := kz.Consumergroup(group)
 	waitFor(t, 10*time.Second, "offset 100 committed", func() bool {
 		o, _ := kcg.FetchOffset(topic, 0)

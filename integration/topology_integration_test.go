@@ -9,7 +9,6 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // TestIntegrationPartitionsAdded: partitions added to a subscribed topic
@@ -52,11 +51,7 @@ func TestIntegrationOffsetOutOfRange(t *testing.T) {
 	counts := produce(t, topic, 50)
 	group := testenv.UniqueName("g")
 
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
+	kz := zkClient(t)
 	if err := kz.Consumergroup(group).CommitOffset(topic, 0, 1_000_000); err != nil {
 		t.Fatal(err)
 	}
