@@ -237,9 +237,9 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		measure(b, func(b *testing.B) { saramaGroup(b, &phases, false) })
 	})
 
-	// The three again, interleaved: each iteration runs one of each, in
-	// rotating order, so load from elsewhere on the machine weighs on all
-	// three alike. The ratios are reported here.
+	// The three again, and sarama's group with the hop, interleaved: each
+	// iteration runs one of each, in rotating order, so load from elsewhere
+	// on the machine weighs on all four alike. The ratios are reported here.
 	b.Run("paired", func(b *testing.B) {
 		var hp, sp, hopp benchPhases
 		runs := []func(b *testing.B){
