@@ -31,7 +31,9 @@ type ConsumerGroup struct {
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
 	fetcher  *firstFetcher
-	topicSrc topicSource // partitions and leaders: ZooKeeper or Kafka
+	// batchFetcher long-polls the batch feed's fetches (see batchFeedOn).
+	batchFetcher *firstFetcher
+	topicSrc     topicSource // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -124,6 +126,8 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
 	cg.fetcher = newFirstFetcher(cg)
+	cg.batchFetcher = newFirstFetcher(cg)
+	cg.batchFetcher.longPoll = true
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -21,6 +22,10 @@ import (
 // (Kafka answers the requests of one connection in order).
 type firstFetcher struct {
 	cg *ConsumerGroup
+	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
+	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
+	// fetches); otherwise the broker answers at once.
+	longPoll bool
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -37,8 +42,18 @@ type fetchWant struct {
 
 type fetchResult struct {
 	msgs []*sarama.ConsumerMessage
+	next int64 // the offset after the last record batch read (kept or not)
 	err  error
 }
+
+// errLegacyMessageSet says a fetch response held a legacy message set,
+// which only sarama's partition consumer decodes.
+var errLegacyMessageSet = errors.New("legacy message set in the fetch response")
+
+// errPartialBatch says the first record batch at the offset is larger than
+// the fetch size: sarama's partition consumer grows the size, a direct
+// fetch does not.
+var errPartialBatch = errors.New("record batch larger than the fetch size")
 
 func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool)}
@@ -54,15 +69,29 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 // partition consumer alone.
 func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
 	conf := f.cg.config.Config
-	if offset < 0 || !conf.Version.IsAtLeast(sarama.V0_11_0_0) || conf.Consumer.IsolationLevel != sarama.ReadUncommitted {
+	if offset < 0 || !directFetchApplies(conf) {
 		return nil, nil
 	}
+	r := f.fetchUpTo(ctx, topic, partition, offset, max(conf.ChannelBufferSize, 1))
+	return r.msgs, r.err
+}
+
+// directFetchApplies reports whether conf allows direct fetches: record
+// batches (Kafka 0.11 or later) read uncommitted.
+func directFetchApplies(conf *sarama.Config) bool {
+	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted
+}
+
+// fetchUpTo fetches at offset through the broker's coalesced rounds and
+// keeps at most limit messages.
+func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
+	conf := f.cg.config.Config
 	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	broker, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
-		return nil, err
+		return fetchResult{err: err}
 	}
-	w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: max(conf.ChannelBufferSize, 1), done: make(chan fetchResult, 1)}
+	w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: limit, done: make(chan fetchResult, 1)}
 	f.mu.Lock()
 	id := broker.ID()
 	f.pending[id] = append(f.pending[id], w)
@@ -74,9 +103,9 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 	select {
 	case r := <-w.done:
 		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
-		return r.msgs, r.err
+		return r
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return fetchResult{err: ctx.Err()}
 	}
 }
 
@@ -137,6 +166,10 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 		MaxBytes:  conf.Consumer.Fetch.MaxBytes,
 		Isolation: sarama.ReadUncommitted,
 	}
+	if f.longPoll {
+		req.MinBytes = conf.Consumer.Fetch.Min
+		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
+	}
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
 	}
@@ -148,8 +181,7 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 			w.done <- fetchResult{err: err}
 			continue
 		}
-		msgs, perr := parseFirstBatch(resp.GetBlock(w.topic, w.partition), w)
-		w.done <- fetchResult{msgs: msgs, err: perr}
+		w.done <- parseRecords(resp.GetBlock(w.topic, w.partition), w)
 	}
 }
 
@@ -160,22 +192,42 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 // thousands of small messages) would all be turned into messages only to
 // be dropped; the kept ones alias the response buffer, as sarama's do.
 func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.ConsumerMessage, error) {
+	r := parseRecords(block, w)
+	if errors.Is(r.err, errLegacyMessageSet) {
+		return nil, nil // leave it to sarama
+	}
+	return r.msgs, r.err
+}
+
+// parseRecords is parseFirstBatch that also says where the next fetch
+// starts: after the last message kept, or, when none was kept short of the
+// limit, after the last record batch (control batches, compacted-away
+// records).
+func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	if block == nil {
-		return nil, errors.New("fetch response without the partition")
+		return fetchResult{err: errors.New("fetch response without the partition")}
 	}
 	if !errors.Is(block.Err, sarama.ErrNoError) {
-		return nil, block.Err
+		return fetchResult{err: block.Err}
+	}
+	if block.Partial {
+		return fetchResult{err: errPartialBatch}
 	}
 	limit := max(w.limit, 1)
 	var msgs []*sarama.ConsumerMessage
+	next := w.offset
 	for _, recs := range block.RecordsSet {
 		if recs == nil {
 			continue
 		}
 		batch := recs.RecordBatch
 		if batch == nil {
-			return nil, nil // a legacy message set: leave it to sarama
+			return fetchResult{err: errLegacyMessageSet}
 		}
+		if batch.PartialTrailingRecord {
+			break // cut off by the fetch size: the next fetch starts at it
+		}
+		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
 		if batch.Control {
 			continue
 		}
@@ -193,9 +245,9 @@ func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.
 				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
 			})
 			if len(msgs) == limit {
-				return msgs, nil
+				return fetchResult{msgs: msgs, next: o + 1}
 			}
 		}
 	}
-	return msgs, nil
+	return fetchResult{msgs: msgs, next: next}
 }
