@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"os"
+
+	"github.com/IBM/sarama"
 )
 
 // batchFeedOn switches the experimental batch feed on: a partition worker
@@ -31,10 +33,19 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 	return f
 }
 
+// A fetch after one that returned messages goes out with the group's
+// first fetches, answered at once; a fetch after an empty one long-polls,
+// over connections of its own (see firstFetcher.ownConns), so the idle
+// partitions' long polls never hold up a busy partition's next batch.
 func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 	defer close(f.done)
+	busy := true
 	for {
-		r := w.cg.batchFetcher.fetchUpTo(ctx, w.tp.Topic, w.tp.Partition, next, math.MaxInt)
+		fetcher := w.cg.fetcher
+		if !busy {
+			fetcher = w.cg.batchFetcher
+		}
+		r := fetcher.fetchUpTo(ctx, w.tp.Topic, w.tp.Partition, next, math.MaxInt)
 		if ctx.Err() != nil {
 			return
 		}
@@ -47,7 +58,8 @@ func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 			return
 		}
 		next = max(next, r.next)
-		if len(r.msgs) == 0 {
+		busy = len(r.msgs) > 0
+		if !busy {
 			continue // the long poll ended without messages
 		}
 		select {
@@ -64,4 +76,38 @@ func (f *batchFeed) stop() error {
 	f.cancel()
 	<-f.done
 	return f.err
+}
+
+// connTo returns the connection to leader the fetcher's rounds use: the
+// client's, or, with ownConns, one of the fetcher's own, opened on first
+// use. f.mu is held.
+func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
+	if !f.ownConns {
+		return leader
+	}
+	if f.conns == nil {
+		f.conns = make(map[int32]*sarama.Broker)
+	}
+	b, ok := f.conns[leader.ID()]
+	if !ok || b.Addr() != leader.Addr() {
+		if ok {
+			_ = b.Close()
+		}
+		b = sarama.NewBroker(leader.Addr())
+		_ = b.Open(f.cg.config.Config) // a failed dial fails the round's Fetch
+		f.conns[leader.ID()] = b
+	}
+	return b
+}
+
+// closeConns closes the fetcher's own connections in the background:
+// sarama's Broker.Close waits for the answer to a long poll in flight (up
+// to Consumer.MaxWaitTime), which nobody reads any more.
+func (f *firstFetcher) closeConns() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, b := range f.conns {
+		go func() { _ = b.Close() }()
+		delete(f.conns, id)
+	}
 }

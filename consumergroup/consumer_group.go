@@ -31,7 +31,8 @@ type ConsumerGroup struct {
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
 	fetcher  *firstFetcher
-	// batchFetcher long-polls the batch feed's fetches (see batchFeedOn).
+	// batchFetcher long-polls the batch feed's fetches for idle partitions
+	// (see batchFeedOn).
 	batchFetcher *firstFetcher
 	topicSrc     topicSource // partitions and leaders: ZooKeeper or Kafka
 
@@ -128,6 +129,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.fetcher = newFirstFetcher(cg)
 	cg.batchFetcher = newFirstFetcher(cg)
 	cg.batchFetcher.longPoll = true
+	cg.batchFetcher.ownConns = true
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
@@ -204,6 +206,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 func (cg *ConsumerGroup) teardown() {
 	if cg.topicSrc != nil {
 		cg.topicSrc.close()
+	}
+	if cg.batchFetcher != nil {
+		cg.batchFetcher.closeConns()
 	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()

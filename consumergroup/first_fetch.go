@@ -26,6 +26,12 @@ type firstFetcher struct {
 	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
 	// fetches); otherwise the broker answers at once.
 	longPoll bool
+	// ownConns sends the rounds over connections of the fetcher's own, one
+	// per broker, instead of the client's: Kafka answers the requests of a
+	// connection in order, so a long poll there would hold up every other
+	// request (short fetches, offset commits) behind it.
+	ownConns bool
+	conns    map[int32]*sarama.Broker // by broker id; with ownConns
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -87,17 +93,17 @@ func directFetchApplies(conf *sarama.Config) bool {
 func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
 	conf := f.cg.config.Config
 	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
-	broker, err := f.cg.client.Leader(topic, partition)
+	leader, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
 		return fetchResult{err: err}
 	}
 	w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: limit, done: make(chan fetchResult, 1)}
 	f.mu.Lock()
-	id := broker.ID()
+	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
-		go f.run(broker)
+		go f.run(id, f.connTo(leader))
 	}
 	f.mu.Unlock()
 	select {
@@ -126,8 +132,7 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 
 // run sends the queued wants of one broker, one request per round, until
 // none are left.
-func (f *firstFetcher) run(broker *sarama.Broker) {
-	id := broker.ID()
+func (f *firstFetcher) run(id int32, broker *sarama.Broker) {
 	for {
 		f.mu.Lock()
 		batch, rest := takeDistinct(f.pending[id])
@@ -173,9 +178,9 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
 	}
-	f.cg.log.Debug("first fetch round", "broker", broker.ID(), "partitions", len(batch))
+	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
-	f.cg.log.Debug("first fetch round answered", "broker", broker.ID(), "partitions", len(batch), "err", err)
+	f.cg.log.Debug("first fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
 	for _, w := range batch {
 		if err != nil {
 			w.done <- fetchResult{err: err}
