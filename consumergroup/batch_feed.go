@@ -111,3 +111,18 @@ func (f *firstFetcher) closeConns() {
 		delete(f.conns, id)
 	}
 }
+
+// takeBatch returns b's messages for pump's prefix path and raises the
+// worker's high-water mark to the one in b's fetch response, so lag (the
+// mark minus the committed offset) counts what the leader holds beyond the
+// batch, not only the batch: the prefix path alone would set the mark to
+// the offset after the last message handed out. The response is newer than
+// any mark seen before it, so it replaces the mark (a log truncated by an
+// unclean leader election lowers it); a response without one (0, a broker
+// that sent none) leaves the mark alone.
+func (w *partitionWorker) takeBatch(b fetchResult) []*sarama.ConsumerMessage {
+	if b.hwm > 0 {
+		w.hwm.Store(b.hwm)
+	}
+	return b.msgs
+}

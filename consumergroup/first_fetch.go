@@ -49,7 +49,10 @@ type fetchWant struct {
 type fetchResult struct {
 	msgs []*sarama.ConsumerMessage
 	next int64 // the offset after the last record batch read (kept or not)
-	err  error
+	// hwm is the partition's high-water mark in the response: the offset
+	// after the last message the leader holds, read or not.
+	hwm int64
+	err error
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
@@ -250,9 +253,9 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
 			})
 			if len(msgs) == limit {
-				return fetchResult{msgs: msgs, next: o + 1}
+				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
 			}
 		}
 	}
-	return fetchResult{msgs: msgs, next: next}
+	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
 }
