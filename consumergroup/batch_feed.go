@@ -100,6 +100,22 @@ func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 	return b
 }
 
+// dropConn forgets conn, the fetcher's own connection to broker id, after
+// a round over it failed, and closes it in the background: a sarama Broker
+// whose connection broke fails every later request, so keeping it would
+// fail every later round to that broker. The next round opens a new one.
+// A connection that is not (or no longer) the fetcher's own is left alone:
+// the client's, or one already replaced.
+func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conns[id] != conn {
+		return
+	}
+	delete(f.conns, id)
+	go func() { _ = conn.Close() }()
+}
+
 // closeConns closes the fetcher's own connections in the background:
 // sarama's Broker.Close waits for the answer to a long poll in flight (up
 // to Consumer.MaxWaitTime), which nobody reads any more.

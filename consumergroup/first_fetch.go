@@ -106,7 +106,7 @@ func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 	f.pending[id] = append(f.pending[id], w)
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
-		go f.run(id, f.connTo(leader))
+		go f.run(id, leader)
 	}
 	f.mu.Unlock()
 	select {
@@ -134,8 +134,9 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 }
 
 // run sends the queued wants of one broker, one request per round, until
-// none are left.
-func (f *firstFetcher) run(id int32, broker *sarama.Broker) {
+// none are left. A round that fails drops the fetcher's own connection it
+// went over (see dropConn), so the next round opens a new one.
+func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
 	for {
 		f.mu.Lock()
 		batch, rest := takeDistinct(f.pending[id])
@@ -145,8 +146,11 @@ func (f *firstFetcher) run(id int32, broker *sarama.Broker) {
 			f.mu.Unlock()
 			return
 		}
+		conn := f.connTo(leader)
 		f.mu.Unlock()
-		f.round(broker, batch)
+		if err := f.round(conn, batch); err != nil {
+			f.dropConn(id, conn)
+		}
 	}
 }
 
@@ -166,7 +170,10 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	return batch, rest
 }
 
-func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
+// round sends one fetch request for batch over broker and answers every
+// want. It returns the error of the request itself (a broken connection,
+// a broker gone), not the partitions' own errors.
+func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 	conf := f.cg.config.Config
 	req := &sarama.FetchRequest{
 		Version:   5, // record batches, isolation level, log start offset
@@ -191,6 +198,7 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 		}
 		w.done <- parseRecords(resp.GetBlock(w.topic, w.partition), w)
 	}
+	return err
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at
