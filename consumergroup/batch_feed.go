@@ -23,12 +23,16 @@ type batchFeed struct {
 	cancel  context.CancelFunc
 	done    chan struct{} // closed when the feed's goroutine returns
 	err     error         // the error that ended the feed, once done is closed
+
+	budget  *feedBudget // the group's, shared by every feed
+	hold    feedHold    // what this feed holds of budget
+	current int64       // bytes of the batch pump hands out; pump's
 }
 
 // startBatchFeed starts fetching at from.
 func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 	ctx, cancel := context.WithCancel(w.ctx)
-	f := &batchFeed{batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{})}
+	f := &batchFeed{batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}), budget: w.cg.feedBudget}
 	go f.run(ctx, w, from)
 	return f
 }
@@ -37,6 +41,8 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 // first fetches, answered at once; a fetch after an empty one long-polls,
 // over connections of its own (see firstFetcher.ownConns), so the idle
 // partitions' long polls never hold up a busy partition's next batch.
+// While pump still hands out a batch, the next fetch waits for room in the
+// group's byte budget (see feedBudget).
 func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 	defer close(f.done)
 	busy := true
@@ -45,10 +51,16 @@ func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 		if !busy {
 			fetcher = w.cg.batchFetcher
 		}
+		reserved, ok := f.budget.reserve(ctx, &f.hold, int64(w.cg.config.Consumer.Fetch.Default))
+		if !ok {
+			return
+		}
 		r := fetcher.fetchUpTo(ctx, w.tp.Topic, w.tp.Partition, next, math.MaxInt)
 		if ctx.Err() != nil {
 			return
 		}
+		r.bytes = heldBytes(r.msgs)
+		f.budget.settle(&f.hold, reserved, r.bytes)
 		if r.err != nil {
 			f.err = r.err
 			select {
@@ -75,7 +87,18 @@ func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 func (f *batchFeed) stop() error {
 	f.cancel()
 	<-f.done
+	f.budget.releaseAll(&f.hold)
 	return f.err
+}
+
+// taken notes that pump took b to hand out. pump calls it.
+func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
+
+// handedOut gives the bytes of the batch pump took last back to the
+// budget: its last message is handed out. pump calls it.
+func (f *batchFeed) handedOut() {
+	f.budget.release(&f.hold, f.current)
+	f.current = 0
 }
 
 // connTo returns the connection to leader the fetcher's rounds use: the

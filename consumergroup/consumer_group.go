@@ -34,7 +34,9 @@ type ConsumerGroup struct {
 	// batchFetcher long-polls the batch feed's fetches for idle partitions
 	// (see batchFeedOn).
 	batchFetcher *firstFetcher
-	topicSrc     topicSource // partitions and leaders: ZooKeeper or Kafka
+	// feedBudget bounds the bytes the batch feeds fetch ahead.
+	feedBudget *feedBudget
+	topicSrc   topicSource // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -130,6 +132,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.batchFetcher = newFirstFetcher(cg)
 	cg.batchFetcher.longPoll = true
 	cg.batchFetcher.ownConns = true
+	cg.feedBudget = newFeedBudget(int64(config.Config.Consumer.Fetch.MaxBytes))
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)

@@ -51,8 +51,9 @@ type fetchResult struct {
 	next int64 // the offset after the last record batch read (kept or not)
 	// hwm is the partition's high-water mark in the response: the offset
 	// after the last message the leader holds, read or not.
-	hwm int64
-	err error
+	hwm   int64
+	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	err   error
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,

@@ -289,6 +289,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			m, prefix, open = prefix[0], prefix[1:], true
 			if len(prefix) == 0 {
 				prefix = nil // let the first fetch's batch (and its response buffer) go
+				if src.feed != nil {
+					src.feed.handedOut()
+				}
 			}
 		} else {
 			select {
@@ -329,6 +332,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 						return start, eventSeek, false
 					}
 					prefix = w.takeBatch(b)
+					src.feed.taken(b)
 					continue
 				}
 			}
