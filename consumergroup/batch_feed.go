@@ -2,6 +2,7 @@ package consumergroup
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 
@@ -24,6 +25,12 @@ type batchFeed struct {
 	done    chan struct{} // closed when the feed's goroutine returns
 	err     error         // the error that ended the feed, once done is closed
 
+	// fetch fetches at offset, with a partition fetch size of size bytes:
+	// answered at once (busy) or long-polled.
+	fetch func(ctx context.Context, busy bool, offset int64, size int32) fetchResult
+	// sizes: Consumer.Fetch.Default, and Consumer.Fetch.Max (0: no cap).
+	fetchDefault, fetchMax int32
+
 	budget  *feedBudget // the group's, shared by every feed
 	hold    feedHold    // what this feed holds of budget
 	current int64       // bytes of the batch pump hands out; pump's
@@ -31,9 +38,27 @@ type batchFeed struct {
 
 // startBatchFeed starts fetching at from.
 func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
-	ctx, cancel := context.WithCancel(w.ctx)
-	f := &batchFeed{batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}), budget: w.cg.feedBudget}
-	go f.run(ctx, w, from)
+	conf := w.cg.config.Config
+	fetch := func(ctx context.Context, busy bool, offset int64, size int32) fetchResult {
+		fetcher := w.cg.fetcher
+		if !busy {
+			fetcher = w.cg.batchFetcher
+		}
+		return fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
+	}
+	return newBatchFeed(w.ctx, fetch, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
+}
+
+// newBatchFeed starts a feed fetching with fetch from offset from on, until
+// ctx ends or the feed is stopped.
+func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
+	fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &batchFeed{
+		batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}),
+		fetch: fetch, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
+	}
+	go f.run(ctx, from)
 	return f
 }
 
@@ -42,25 +67,31 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 // over connections of its own (see firstFetcher.ownConns), so the idle
 // partitions' long polls never hold up a busy partition's next batch.
 // While pump still hands out a batch, the next fetch waits for room in the
-// group's byte budget (see feedBudget).
-func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
+// group's byte budget (see feedBudget). A record batch larger than the
+// fetch size is fetched again with the size doubled (see grownFetchSize);
+// the size goes back to Consumer.Fetch.Default once a fetch returns
+// messages.
+func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
 	busy := true
+	size := f.fetchDefault
 	for {
-		fetcher := w.cg.fetcher
-		if !busy {
-			fetcher = w.cg.batchFetcher
-		}
-		reserved, ok := f.budget.reserve(ctx, &f.hold, int64(w.cg.config.Consumer.Fetch.Default))
+		reserved, ok := f.budget.reserve(ctx, &f.hold, int64(size))
 		if !ok {
 			return
 		}
-		r := fetcher.fetchUpTo(ctx, w.tp.Topic, w.tp.Partition, next, math.MaxInt)
+		r := f.fetch(ctx, busy, next, size)
 		if ctx.Err() != nil {
 			return
 		}
 		r.bytes = heldBytes(r.msgs)
 		f.budget.settle(&f.hold, reserved, r.bytes)
+		if errors.Is(r.err, errPartialBatch) {
+			if grown, ok := grownFetchSize(size, f.fetchMax); ok {
+				size, busy = grown, true
+				continue
+			}
+		}
 		if r.err != nil {
 			f.err = r.err
 			select {
@@ -74,12 +105,32 @@ func (f *batchFeed) run(ctx context.Context, w *partitionWorker, next int64) {
 		if !busy {
 			continue // the long poll ended without messages
 		}
+		size = f.fetchDefault
 		select {
 		case f.batches <- r:
 		case <-ctx.Done():
 			return
 		}
 	}
+}
+
+// grownFetchSize returns the fetch size after one too small for a record
+// batch: doubled, up to max (0: no cap), as sarama's partition consumer
+// grows it. It returns false when size is max already: the batch can never
+// be fetched (sarama's partition consumer then reports
+// sarama.ErrMessageTooLarge and skips it).
+func grownFetchSize(size, max int32) (int32, bool) {
+	if max > 0 && size >= max {
+		return size, false
+	}
+	grown := size * 2
+	if grown <= 0 { // overflow
+		grown = math.MaxInt32
+	}
+	if max > 0 && grown > max {
+		grown = max
+	}
+	return grown, grown > size
 }
 
 // stop ends the feed and waits for its goroutine. It returns the error

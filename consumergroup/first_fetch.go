@@ -42,6 +42,7 @@ type fetchWant struct {
 	topic     string
 	partition int32
 	offset    int64
+	size      int32            // the partition's fetch size in bytes
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
 }
@@ -61,8 +62,9 @@ type fetchResult struct {
 var errLegacyMessageSet = errors.New("legacy message set in the fetch response")
 
 // errPartialBatch says the first record batch at the offset is larger than
-// the fetch size: sarama's partition consumer grows the size, a direct
-// fetch does not.
+// the fetch size: the batch feed fetches it again with a larger size
+// (sarama's partition consumer grows its size the same way); the first
+// fetch leaves it to sarama.
 var errPartialBatch = errors.New("record batch larger than the fetch size")
 
 func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
@@ -93,15 +95,22 @@ func directFetchApplies(conf *sarama.Config) bool {
 }
 
 // fetchUpTo fetches at offset through the broker's coalesced rounds and
-// keeps at most limit messages.
+// keeps at most limit messages; the partition's fetch size is
+// Consumer.Fetch.Default.
 func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
+	return f.fetchSized(ctx, topic, partition, offset, limit, f.cg.config.Consumer.Fetch.Default)
+}
+
+// fetchSized is fetchUpTo with a fetch size of size bytes for the
+// partition.
+func (f *firstFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	conf := f.cg.config.Config
 	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	leader, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
 		return fetchResult{err: err}
 	}
-	w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: limit, done: make(chan fetchResult, 1)}
+	w := &fetchWant{topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
 	f.mu.Lock()
 	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
@@ -187,7 +196,7 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
 	}
 	for _, w := range batch {
-		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
+		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
 	}
 	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
@@ -242,6 +251,11 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 			return fetchResult{err: errLegacyMessageSet}
 		}
 		if batch.PartialTrailingRecord {
+			if next == w.offset {
+				// the batch at the offset itself is cut off: only a
+				// larger fetch size reads it
+				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
+			}
 			break // cut off by the fetch size: the next fetch starts at it
 		}
 		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
