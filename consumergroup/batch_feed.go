@@ -159,13 +159,17 @@ func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 	if !f.ownConns {
 		return leader
 	}
+	if f.closed {
+		return nil // opened now, nobody would close it
+	}
 	if f.conns == nil {
 		f.conns = make(map[int32]*sarama.Broker)
 	}
 	b, ok := f.conns[leader.ID()]
 	if !ok || b.Addr() != leader.Addr() {
-		if ok {
-			_ = b.Close()
+		if ok { // the leader moved: Close waits for a long poll in flight
+			old := b
+			go func() { _ = old.Close() }()
 		}
 		b = sarama.NewBroker(leader.Addr())
 		_ = b.Open(f.cg.config.Config) // a failed dial fails the round's Fetch
@@ -192,10 +196,12 @@ func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
 
 // closeConns closes the fetcher's own connections in the background:
 // sarama's Broker.Close waits for the answer to a long poll in flight (up
-// to Consumer.MaxWaitTime), which nobody reads any more.
+// to Consumer.MaxWaitTime), which nobody reads any more. Rounds after it
+// fail instead of opening new connections.
 func (f *firstFetcher) closeConns() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.closed = true
 	for id, b := range f.conns {
 		go func() { _ = b.Close() }()
 		delete(f.conns, id)

@@ -27,8 +27,11 @@ func mockFetchLeader(t *testing.T, broker *sarama.MockBroker) {
 // a client of broker.
 func mockFetchGroup(t *testing.T, broker *sarama.MockBroker) *ConsumerGroup {
 	// go-metrics starts a process-wide goroutine on the first meter that this
-	// package's goleak TestMain would flag; it is not ours.
-	metrics.UseNilMetrics = true
+	// package's goleak TestMain would flag; it is not ours. Set once:
+	// brokers a test closes in the background still read it.
+	if !metrics.UseNilMetrics {
+		metrics.UseNilMetrics = true
+	}
 	conf := sarama.NewConfig()
 	conf.Version = sarama.V2_8_0_0
 	conf.ApiVersionsRequest = false // the mock broker does not answer it
@@ -66,5 +69,29 @@ func TestFetcherReopensBrokenOwnConnection(t *testing.T) {
 	r := f.fetchUpTo(ctx, "t", 0, 0, 10)
 	if r.err != nil || len(r.msgs) != 1 {
 		t.Fatalf("fetch after the failed round: %d messages, err %v; want a new connection", len(r.msgs), r.err)
+	}
+}
+
+// Once the fetcher's own connections are closed (the group is closing), a
+// round still queued fails instead of opening a connection nobody would
+// close.
+func TestFetcherOpensNoConnectionAfterClose(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	mockFetchLeader(t, broker)
+	f := newFirstFetcher(mockFetchGroup(t, broker))
+	f.ownConns = true
+	ctx := context.Background()
+	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {
+		t.Fatal(r.err)
+	}
+	f.closeConns()
+	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err == nil {
+		t.Fatal("a fetch after closeConns succeeded")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.conns) != 0 {
+		t.Fatalf("%d own connections open after closeConns", len(f.conns))
 	}
 }

@@ -32,6 +32,7 @@ type firstFetcher struct {
 	// request (short fetches, offset commits) behind it.
 	ownConns bool
 	conns    map[int32]*sarama.Broker // by broker id; with ownConns
+	closed   bool                     // closeConns was called: no new own connections
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -60,6 +61,10 @@ type fetchResult struct {
 // errLegacyMessageSet says a fetch response held a legacy message set,
 // which only sarama's partition consumer decodes.
 var errLegacyMessageSet = errors.New("legacy message set in the fetch response")
+
+// errFetcherClosed answers the rounds of a fetcher whose own connections
+// were closed (the group is closing).
+var errFetcherClosed = errors.New("fetcher closed")
 
 // errPartialBatch says the first record batch at the offset is larger than
 // the fetch size: the batch feed fetches it again with a larger size
@@ -180,8 +185,8 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	return batch, rest
 }
 
-// round sends one fetch request for batch over broker and answers every
-// want. It returns the error of the request itself (a broken connection,
+// round sends one fetch request for batch over broker (nil: the
+// fetcher is closed) and answers every want. It returns the error of the request itself (a broken connection,
 // a broker gone), not the partitions' own errors.
 func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 	conf := f.cg.config.Config
@@ -197,6 +202,12 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 	}
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
+	}
+	if broker == nil {
+		for _, w := range batch {
+			w.done <- fetchResult{err: errFetcherClosed}
+		}
+		return nil // no connection to drop
 	}
 	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
