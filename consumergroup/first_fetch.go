@@ -40,6 +40,7 @@ type firstFetcher struct {
 }
 
 type fetchWant struct {
+	ctx       context.Context // the caller's: once it ends, nobody waits for the answer
 	topic     string
 	partition int32
 	offset    int64
@@ -115,7 +116,7 @@ func (f *firstFetcher) fetchSized(ctx context.Context, topic string, partition i
 	if err != nil {
 		return fetchResult{err: err}
 	}
-	w := &fetchWant{topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
+	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
 	f.mu.Lock()
 	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
@@ -171,9 +172,15 @@ func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
 
 // takeDistinct splits wants into a batch with at most one want per
 // partition (a fetch request holds each partition once) and the rest.
+// Wants whose caller stopped waiting (a stopped feed, a worker gone) are
+// dropped: fetching them would only delay a live want of the same
+// partition by a round.
 func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	seen := make(map[topicPartition]bool, len(wants))
 	for _, w := range wants {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			continue
+		}
 		tp := topicPartition{w.topic, w.partition}
 		if seen[tp] {
 			rest = append(rest, w)
