@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -172,7 +173,7 @@ func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 			go func() { _ = old.Close() }()
 		}
 		b = sarama.NewBroker(leader.Addr())
-		_ = b.Open(f.cg.config.Config) // a failed dial fails the round's Fetch
+		_ = b.Open(ownConnConfig(f.cg.config.Config)) // a failed dial fails the round's Fetch
 		f.conns[leader.ID()] = b
 	}
 	return b
@@ -194,10 +195,27 @@ func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
 	go func() { _ = conn.Close() }()
 }
 
+// ownConnReadMargin is how much longer than Consumer.MaxWaitTime a long
+// poll on an own connection may take to be answered before the round fails
+// (its feeds then fall back to sarama's partition consumer).
+const ownConnReadMargin = 5 * time.Second
+
+// ownConnConfig is conf with the read timeout of the fetcher's own
+// connections: at most Consumer.MaxWaitTime + ownConnReadMargin. A broker
+// that stops answering holds a long poll, and, after closeConns, the
+// connection, for the read timeout: 30 s by default, bounded so.
+func ownConnConfig(conf *sarama.Config) *sarama.Config {
+	c := *conf
+	c.Net.ReadTimeout = min(conf.Net.ReadTimeout, conf.Consumer.MaxWaitTime+ownConnReadMargin)
+	return &c
+}
+
 // closeConns closes the fetcher's own connections in the background:
-// sarama's Broker.Close waits for the answer to a long poll in flight (up
-// to Consumer.MaxWaitTime), which nobody reads any more. Rounds after it
-// fail instead of opening new connections.
+// sarama's Broker.Close waits for the answer to a long poll in flight,
+// which nobody reads any more: up to Consumer.MaxWaitTime from a broker
+// that answers, up to the own connections' read timeout (see
+// ownConnConfig) from one that hangs. Rounds after it fail instead of
+// opening new connections.
 func (f *firstFetcher) closeConns() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -73,6 +73,13 @@ var errFetcherClosed = errors.New("fetcher closed")
 // fetch leaves it to sarama.
 var errPartialBatch = errors.New("record batch larger than the fetch size")
 
+// errNoRecordsBelowMark says a fetch answered no record at an offset below
+// the partition's high-water mark: record batches whose records were all
+// compacted away (sarama's decoder drops them, and with them where they
+// end), or the response's byte limit reached before this partition. A
+// direct fetch cannot step past it; sarama's partition consumer can.
+var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
+
 func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool)}
 }
@@ -297,6 +304,9 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
 			}
 		}
+	}
+	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
+		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
 	}
 	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
 }
