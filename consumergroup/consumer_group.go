@@ -31,7 +31,12 @@ type ConsumerGroup struct {
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
 	fetcher  *firstFetcher
-	topicSrc topicSource // partitions and leaders: ZooKeeper or Kafka
+	// batchFetcher long-polls the batch feed's fetches for idle partitions
+	// (see batchFeedOn).
+	batchFetcher *firstFetcher
+	// feedBudget bounds the bytes the batch feeds fetch ahead.
+	feedBudget *feedBudget
+	topicSrc   topicSource // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -124,6 +129,10 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
 	cg.fetcher = newFirstFetcher(cg)
+	cg.batchFetcher = newFirstFetcher(cg)
+	cg.batchFetcher.longPoll = true
+	cg.batchFetcher.ownConns = true
+	cg.feedBudget = newFeedBudget(int64(config.Config.Consumer.Fetch.MaxBytes))
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
@@ -200,6 +209,9 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 func (cg *ConsumerGroup) teardown() {
 	if cg.topicSrc != nil {
 		cg.topicSrc.close()
+	}
+	if cg.batchFetcher != nil {
+		cg.batchFetcher.closeConns()
 	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()

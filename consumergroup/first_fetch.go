@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -21,6 +22,17 @@ import (
 // (Kafka answers the requests of one connection in order).
 type firstFetcher struct {
 	cg *ConsumerGroup
+	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
+	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
+	// fetches); otherwise the broker answers at once.
+	longPoll bool
+	// ownConns sends the rounds over connections of the fetcher's own, one
+	// per broker, instead of the client's: Kafka answers the requests of a
+	// connection in order, so a long poll there would hold up every other
+	// request (short fetches, offset commits) behind it.
+	ownConns bool
+	conns    map[int32]*sarama.Broker // by broker id; with ownConns
+	closed   bool                     // closeConns was called: no new own connections
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -28,17 +40,45 @@ type firstFetcher struct {
 }
 
 type fetchWant struct {
+	ctx       context.Context // the caller's: once it ends, nobody waits for the answer
 	topic     string
 	partition int32
 	offset    int64
+	size      int32            // the partition's fetch size in bytes
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
 }
 
 type fetchResult struct {
 	msgs []*sarama.ConsumerMessage
-	err  error
+	next int64 // the offset after the last record batch read (kept or not)
+	// hwm is the partition's high-water mark in the response: the offset
+	// after the last message the leader holds, read or not.
+	hwm   int64
+	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	err   error
 }
+
+// errLegacyMessageSet says a fetch response held a legacy message set,
+// which only sarama's partition consumer decodes.
+var errLegacyMessageSet = errors.New("legacy message set in the fetch response")
+
+// errFetcherClosed answers the rounds of a fetcher whose own connections
+// were closed (the group is closing).
+var errFetcherClosed = errors.New("fetcher closed")
+
+// errPartialBatch says the first record batch at the offset is larger than
+// the fetch size: the batch feed fetches it again with a larger size
+// (sarama's partition consumer grows its size the same way); the first
+// fetch leaves it to sarama.
+var errPartialBatch = errors.New("record batch larger than the fetch size")
+
+// errNoRecordsBelowMark says a fetch answered no record at an offset below
+// the partition's high-water mark: record batches whose records were all
+// compacted away (sarama's decoder drops them, and with them where they
+// end), or the response's byte limit reached before this partition. A
+// direct fetch cannot step past it; sarama's partition consumer can.
+var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool)}
@@ -54,29 +94,50 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 // partition consumer alone.
 func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
 	conf := f.cg.config.Config
-	if offset < 0 || !conf.Version.IsAtLeast(sarama.V0_11_0_0) || conf.Consumer.IsolationLevel != sarama.ReadUncommitted {
+	if offset < 0 || !directFetchApplies(conf) {
 		return nil, nil
 	}
+	r := f.fetchUpTo(ctx, topic, partition, offset, max(conf.ChannelBufferSize, 1))
+	return r.msgs, r.err
+}
+
+// directFetchApplies reports whether conf allows direct fetches: record
+// batches (Kafka 0.11 or later) read uncommitted.
+func directFetchApplies(conf *sarama.Config) bool {
+	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted
+}
+
+// fetchUpTo fetches at offset through the broker's coalesced rounds and
+// keeps at most limit messages; the partition's fetch size is
+// Consumer.Fetch.Default.
+func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
+	return f.fetchSized(ctx, topic, partition, offset, limit, f.cg.config.Consumer.Fetch.Default)
+}
+
+// fetchSized is fetchUpTo with a fetch size of size bytes for the
+// partition.
+func (f *firstFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+	conf := f.cg.config.Config
 	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
-	broker, err := f.cg.client.Leader(topic, partition)
+	leader, err := f.cg.client.Leader(topic, partition)
 	if err != nil {
-		return nil, err
+		return fetchResult{err: err}
 	}
-	w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: max(conf.ChannelBufferSize, 1), done: make(chan fetchResult, 1)}
+	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
 	f.mu.Lock()
-	id := broker.ID()
+	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
-		go f.run(broker)
+		go f.run(id, leader)
 	}
 	f.mu.Unlock()
 	select {
 	case r := <-w.done:
 		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
-		return r.msgs, r.err
+		return r
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return fetchResult{err: ctx.Err()}
 	}
 }
 
@@ -96,9 +157,9 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 }
 
 // run sends the queued wants of one broker, one request per round, until
-// none are left.
-func (f *firstFetcher) run(broker *sarama.Broker) {
-	id := broker.ID()
+// none are left. A round that fails drops the fetcher's own connection it
+// went over (see dropConn), so the next round opens a new one.
+func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
 	for {
 		f.mu.Lock()
 		batch, rest := takeDistinct(f.pending[id])
@@ -108,16 +169,25 @@ func (f *firstFetcher) run(broker *sarama.Broker) {
 			f.mu.Unlock()
 			return
 		}
+		conn := f.connTo(leader)
 		f.mu.Unlock()
-		f.round(broker, batch)
+		if err := f.round(conn, batch); err != nil {
+			f.dropConn(id, conn)
+		}
 	}
 }
 
 // takeDistinct splits wants into a batch with at most one want per
 // partition (a fetch request holds each partition once) and the rest.
+// Wants whose caller stopped waiting (a stopped feed, a worker gone) are
+// dropped: fetching them would only delay a live want of the same
+// partition by a round.
 func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	seen := make(map[topicPartition]bool, len(wants))
 	for _, w := range wants {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			continue
+		}
 		tp := topicPartition{w.topic, w.partition}
 		if seen[tp] {
 			rest = append(rest, w)
@@ -129,7 +199,10 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	return batch, rest
 }
 
-func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
+// round sends one fetch request for batch over broker (nil: the
+// fetcher is closed) and answers every want. It returns the error of the request itself (a broken connection,
+// a broker gone), not the partitions' own errors.
+func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 	conf := f.cg.config.Config
 	req := &sarama.FetchRequest{
 		Version:   5, // record batches, isolation level, log start offset
@@ -137,20 +210,30 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 		MaxBytes:  conf.Consumer.Fetch.MaxBytes,
 		Isolation: sarama.ReadUncommitted,
 	}
-	for _, w := range batch {
-		req.AddBlock(w.topic, w.partition, w.offset, conf.Consumer.Fetch.Default, -1)
+	if f.longPoll {
+		req.MinBytes = conf.Consumer.Fetch.Min
+		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
 	}
-	f.cg.log.Debug("first fetch round", "broker", broker.ID(), "partitions", len(batch))
+	for _, w := range batch {
+		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
+	}
+	if broker == nil {
+		for _, w := range batch {
+			w.done <- fetchResult{err: errFetcherClosed}
+		}
+		return nil // no connection to drop
+	}
+	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
-	f.cg.log.Debug("first fetch round answered", "broker", broker.ID(), "partitions", len(batch), "err", err)
+	f.cg.log.Debug("first fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
 	for _, w := range batch {
 		if err != nil {
 			w.done <- fetchResult{err: err}
 			continue
 		}
-		msgs, perr := parseFirstBatch(resp.GetBlock(w.topic, w.partition), w)
-		w.done <- fetchResult{msgs: msgs, err: perr}
+		w.done <- parseRecords(resp.GetBlock(w.topic, w.partition), w)
 	}
+	return err
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at
@@ -160,22 +243,47 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) {
 // thousands of small messages) would all be turned into messages only to
 // be dropped; the kept ones alias the response buffer, as sarama's do.
 func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.ConsumerMessage, error) {
+	r := parseRecords(block, w)
+	if errors.Is(r.err, errLegacyMessageSet) {
+		return nil, nil // leave it to sarama
+	}
+	return r.msgs, r.err
+}
+
+// parseRecords is parseFirstBatch that also says where the next fetch
+// starts: after the last message kept, or, when none was kept short of the
+// limit, after the last record batch (control batches, compacted-away
+// records).
+func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	if block == nil {
-		return nil, errors.New("fetch response without the partition")
+		return fetchResult{err: errors.New("fetch response without the partition")}
 	}
 	if !errors.Is(block.Err, sarama.ErrNoError) {
-		return nil, block.Err
+		return fetchResult{err: block.Err}
+	}
+	if block.Partial {
+		return fetchResult{err: errPartialBatch}
 	}
 	limit := max(w.limit, 1)
 	var msgs []*sarama.ConsumerMessage
+	next := w.offset
 	for _, recs := range block.RecordsSet {
 		if recs == nil {
 			continue
 		}
 		batch := recs.RecordBatch
 		if batch == nil {
-			return nil, nil // a legacy message set: leave it to sarama
+			return fetchResult{err: errLegacyMessageSet}
 		}
+		if batch.PartialTrailingRecord {
+			if next == w.offset {
+				// the batch at the offset itself is cut off: only a
+				// larger fetch size reads it
+				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
+			}
+			break // cut off by the fetch size: the next fetch starts at it
+		}
+		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
 		if batch.Control {
 			continue
 		}
@@ -193,9 +301,12 @@ func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.
 				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
 			})
 			if len(msgs) == limit {
-				return msgs, nil
+				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
 			}
 		}
 	}
-	return msgs, nil
+	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
+		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
+	}
+	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
 }

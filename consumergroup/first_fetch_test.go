@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -68,4 +69,34 @@ func TestParseFirstBatchKeepsAtMostLimit(t *testing.T) {
 			t.Errorf("offset %d limit %d: got offsets %v, want %v", c.offset, c.limit, got, c.want)
 		}
 	}
+}
+
+// A round holds each partition once, and leaves out the wants whose caller
+// stopped waiting, so a stopped feed's want does not delay the next feed's
+// want of the same partition by a round.
+func TestTakeDistinctDropsAbandonedWants(t *testing.T) {
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	live := context.Background()
+	wants := []*fetchWant{
+		{ctx: gone, topic: "t", partition: 0, offset: 1},
+		{ctx: live, topic: "t", partition: 0, offset: 5},
+		{ctx: live, topic: "t", partition: 1, offset: 2},
+		{ctx: live, topic: "t", partition: 0, offset: 6},
+	}
+	batch, rest := takeDistinct(wants)
+	if len(batch) != 2 || batch[0].offset != 5 || batch[1].offset != 2 {
+		t.Fatalf("batch %v, want the live wants at 5 and 2", offsetsOf(batch))
+	}
+	if len(rest) != 1 || rest[0].offset != 6 {
+		t.Fatalf("rest %v, want [6]", offsetsOf(rest))
+	}
+}
+
+func offsetsOf(wants []*fetchWant) []int64 {
+	var o []int64
+	for _, w := range wants {
+		o = append(o, w.offset)
+	}
+	return o
 }

@@ -231,8 +231,11 @@ func TestKafkaTopicsLeaderMovesIgnoredWithoutLeaders(t *testing.T) {
 // creation off, whatever the group's sarama config says.
 func TestSaramaMetadataNeverCreatesTopics(t *testing.T) {
 	// go-metrics starts a process-wide goroutine on the first meter that this
-	// package's goleak TestMain would flag; it is not ours.
-	metrics.UseNilMetrics = true
+	// package's goleak TestMain would flag; it is not ours. Set once:
+	// brokers other tests close in the background still read it.
+	if !metrics.UseNilMetrics {
+		metrics.UseNilMetrics = true
+	}
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

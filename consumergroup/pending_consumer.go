@@ -8,6 +8,12 @@ type pendingConsumer struct {
 	ready chan struct{}
 	spc   sarama.PartitionConsumer
 	err   error
+	feed  *batchFeed // instead of spc: ready is never closed
+}
+
+// fedConsumer is a pendingConsumer whose messages come from feed.
+func fedConsumer(feed *batchFeed) *pendingConsumer {
+	return &pendingConsumer{feed: feed}
 }
 
 // openedConsumer is a pendingConsumer for spc, open already.
@@ -32,6 +38,9 @@ func (w *partitionWorker) openAsync(from int64) *pendingConsumer {
 // close waits until the consumer is open and closes it (see
 // closePartitionConsumer). It returns the error of a failed open.
 func (p *pendingConsumer) close() error {
+	if p.feed != nil {
+		return p.feed.stop()
+	}
 	<-p.ready
 	if p.err != nil {
 		return p.err

@@ -85,11 +85,15 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 		// start itself moves only once the prefix is handed to pump, so a
 		// failed open fetches the prefix again instead of skipping it.
 		var prefix []*sarama.ConsumerMessage
-		if !openSync { // after a failed background open, open plainly
+		var src *pendingConsumer
+		if batchFeedOn && !openSync && directFetchApplies(w.cg.config.Config) {
+			src = fedConsumer(w.startBatchFeed(start))
+		} else if !openSync { // after a failed background open, open plainly
 			prefix = w.fastStart(start)
 		}
-		var src *pendingConsumer
-		if len(prefix) > 0 {
+		if src != nil {
+			// the feed hands out everything from start
+		} else if len(prefix) > 0 {
 			// Opening asks the leader for the partition's oldest and newest
 			// offsets, one request after the other: hand the prefix out
 			// meanwhile. Its end is in range (the fetch just returned it).
@@ -262,6 +266,10 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 	var msgs <-chan *sarama.ConsumerMessage
 	var errs <-chan *sarama.ConsumerError
 	ready := src.ready // nil once taken
+	var batches <-chan fetchResult
+	if src.feed != nil {
+		batches = src.feed.batches
+	}
 	out := w.out
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	wake := w.ev.wait()
@@ -281,6 +289,9 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			m, prefix, open = prefix[0], prefix[1:], true
 			if len(prefix) == 0 {
 				prefix = nil // let the first fetch's batch (and its response buffer) go
+				if src.feed != nil {
+					src.feed.handedOut()
+				}
 			}
 		} else {
 			select {
@@ -310,6 +321,19 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 					}
 					continue
 				case m, open = <-msgs:
+				case b := <-batches:
+					if b.err != nil {
+						// The feed failed (offset out of range, a leader
+						// moved...): resume after what went out, on
+						// sarama's partition consumer.
+						if last >= 0 {
+							return last + 1, eventSeek, false
+						}
+						return start, eventSeek, false
+					}
+					prefix = w.takeBatch(b)
+					src.feed.taken(b)
+					continue
 				}
 			}
 			if !open { // sarama gave up on the partition (e.g. out of range): reopen
