@@ -4,17 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
-	"os"
 	"time"
 
 	"github.com/IBM/sarama"
 )
-
-// batchFeedOn switches the experimental batch feed on: a partition worker
-// fetches whole batches directly from the partition's leader, one after
-// the other, instead of reading sarama's partition consumer one message at
-// a time. Set by ZKGROUP_BATCH_FEED=1; off by default.
-var batchFeedOn = os.Getenv("ZKGROUP_BATCH_FEED") == "1"
 
 // batchFeed fetches a partition's batches in the background, from one
 // offset on, and passes each on whole: while the worker hands one batch

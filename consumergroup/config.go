@@ -64,7 +64,7 @@ const maxSelfFenceFraction = 0.6
 
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
 // sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session,
-// Kafka and Assignment and a Logger. Build it with NewConfig, change what
+// Kafka, Assignment and Fetch and a Logger. Build it with NewConfig, change what
 // you need, and pass it to JoinConsumerGroup, which calls Validate. Every
 // field's default is the one NewConfig sets; Validate never replaces an
 // invalid value with a default, it reports it.
@@ -208,6 +208,26 @@ type Config struct {
 		Strategy AssignmentStrategy
 	}
 
+	// Fetch configures how a partition's messages are read from Kafka.
+	Fetch struct {
+		// Batches: each partition worker fetches whole record batches from
+		// the partition's leader itself and hands them out one message at
+		// a time, fetching the next batch meanwhile (busy partitions are
+		// fetched again at once; idle ones long-poll over connections of
+		// the group's own, so they never hold up a busy one). Batches
+		// fetched ahead share a budget of Consumer.Fetch.MaxBytes. false:
+		// every partition is read through sarama's PartitionConsumer, one
+		// message at a time, which costs one more goroutine hand-off per
+		// message. sarama's PartitionConsumer is also used whatever this
+		// says with Consumer.IsolationLevel ReadCommitted or a
+		// Version before 0.11, and for the rest of a partition's pass
+		// after a fetch error that retrying does not mend (an offset out
+		// of range, a batch larger than Consumer.Fetch.Max). Every
+		// ordering, fence, drain and commit rule is the same either way.
+		// Default true.
+		Batches bool
+	}
+
 	// Logger receives the group's log records. Default nil: nothing is
 	// logged.
 	Logger *slog.Logger
@@ -229,6 +249,7 @@ func NewConfig() *Config {
 	c.Session.SelfFenceFraction = DefaultSelfFenceFraction
 	c.Assignment.Strategy = DefaultAssignmentStrategy
 	c.Kafka.RefreshInterval = DefaultKafkaRefreshInterval
+	c.Fetch.Batches = true
 	return c
 }
 

@@ -51,6 +51,9 @@ func TestNewConfigDefaults(t *testing.T) {
 	if c.Assignment.Strategy != StrategyRangeByLeader {
 		t.Errorf("Assignment.Strategy = %q", c.Assignment.Strategy)
 	}
+	if !c.Fetch.Batches {
+		t.Errorf("Fetch.Batches = false, want true (whole batches fetched directly)")
+	}
 	if len(c.Kafka.Brokers) != 0 || c.Kafka.RefreshInterval != 10*time.Second {
 		t.Errorf("Kafka = %+v, want no brokers (metadata from ZooKeeper, as upstream) and a 10s refresh", c.Kafka)
 	}

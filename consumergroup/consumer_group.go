@@ -32,7 +32,7 @@ type ConsumerGroup struct {
 	claimer  *claim.Claimer
 	fetcher  *firstFetcher
 	// batchFetcher long-polls the batch feed's fetches for idle partitions
-	// (see batchFeedOn).
+	// (see Config.Fetch.Batches).
 	batchFetcher *firstFetcher
 	// feedBudget bounds the bytes the batch feeds fetch ahead.
 	feedBudget *feedBudget

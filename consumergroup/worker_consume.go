@@ -86,7 +86,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 		// failed open fetches the prefix again instead of skipping it.
 		var prefix []*sarama.ConsumerMessage
 		var src *pendingConsumer
-		if batchFeedOn && !openSync && directFetchApplies(w.cg.config.Config) {
+		if w.cg.config.Fetch.Batches && !openSync && directFetchApplies(w.cg.config.Config) {
 			src = fedConsumer(w.startBatchFeed(start))
 		} else if !openSync { // after a failed background open, open plainly
 			prefix = w.fastStart(start)
