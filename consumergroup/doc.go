@@ -71,7 +71,15 @@
 //     retried after Claim.RetryCooldown while the partition stays assigned.
 //  4. Once claimed, the partition consumes from the stored offset, or from
 //     Offsets.Initial when none is stored or the stored one is out of range,
-//     and delivers messages on Messages(). Offsets.Initial is resolved to a
+//     and delivers messages on Messages(). With Fetch.Batches (the default)
+//     the partition's worker fetches whole record batches from the leader
+//     itself, the next batch while it hands out the last, and hands them
+//     out one message at a time: a partition with data is fetched again at
+//     once, an idle one long-polls over a connection of the group's own so
+//     it never holds up a busy one, and batches fetched ahead share a budget
+//     of Consumer.Fetch.MaxBytes. sarama's PartitionConsumer reads instead
+//     with read_committed, before Kafka 0.11, and after a fetch error that
+//     retrying does not mend. Offsets.Initial is resolved to a
 //     real offset first and committed at once (fenced by the claim), so every
 //     claimed partition has an offset node, even one never marked: monitors
 //     such as Burrow, which read the nodes of partitions 0..n-1, see them all.
@@ -215,6 +223,9 @@
 //   - A gained partition delivers its first message within milliseconds of
 //     the claim: its first batch is read with a direct fetch, since sarama's
 //     consumer waits 100 ms to batch new partitions before its first fetch.
+//   - Whole batches change only where messages come from: every message
+//     still passes the same checks (fence, claim, seek, the delivered and
+//     marked offsets) on its way out, one at a time.
 //   - Invalid configuration and arguments are rejected with errors naming the
 //     field; invalid values are never silently replaced.
 //

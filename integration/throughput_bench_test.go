@@ -39,11 +39,10 @@ import (
 //     (handler/sarama-group) and of the bare partition consumers
 //     (handler/sarama): measured side by side, so load from elsewhere on
 //     the machine weighs on all of them alike. A fourth run,
-//     sarama-group-hop, is sarama's group whose handler reads each claim
-//     through one more goroutine and a 64-message channel, the hop a
-//     partition worker adds between sarama's partition consumer and a
-//     claim (handler/sarama-group-hop): what the handler path costs
-//     beyond that hop.
+//     handler-unbatched, is consumergroup-handler with Fetch.Batches
+//     false: each partition read through sarama's partition consumer, one
+//     message at a time, instead of whole fetched batches
+//     (handler/handler-unbatched above 1 is what the batches gain).
 //
 // Each iteration includes its setup and teardown (for the groups: join,
 // claim, and the final commit and release). msgs/s is N*iterations over the
@@ -191,11 +190,10 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 
 	// consumeAll runs g (ours or sarama's) with a handler that marks every
 	// message until all n were marked, then closes it.
-	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time, hop bool) {
+	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		h := newCountingHandler(n, cancel)
-		h.hop = hop
 		for ctx.Err() == nil { // an eager group's session ends at each rebalance
 			if err := g.Consume(ctx, []string{topic}, h); err != nil {
 				b.Fatal(err)
@@ -206,21 +204,26 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		}
 		phases.add(t0, h)
 	}
-	handler := func(b *testing.B, phases *benchPhases) {
+	// handler runs our group's handler API; batches false reads every
+	// partition through sarama's partition consumer instead of whole
+	// fetched batches (Fetch.Batches).
+	handler := func(b *testing.B, phases *benchPhases, batches bool) {
 		t0 := time.Now()
-		g, err := consumergroup.NewConsumerGroup(testenv.UniqueName("bench"), []string{testenv.ZKAddr()}, testConfig())
+		cfg := testConfig()
+		cfg.Fetch.Batches = batches
+		g, err := consumergroup.NewConsumerGroup(testenv.UniqueName("bench"), []string{testenv.ZKAddr()}, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumeAll(b, g, phases, t0, false)
+		consumeAll(b, g, phases, t0)
 	}
 	b.Run("consumergroup-handler", func(b *testing.B) {
 		var phases benchPhases
 		defer phases.report(b)
-		measure(b, func(b *testing.B) { handler(b, &phases) })
+		measure(b, func(b *testing.B) { handler(b, &phases, true) })
 	})
 
-	saramaGroup := func(b *testing.B, phases *benchPhases, hop bool) {
+	saramaGroup := func(b *testing.B, phases *benchPhases) {
 		t0 := time.Now()
 		cfg := saramaConfig()
 		cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
@@ -229,24 +232,25 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumeAll(b, g, phases, t0, hop)
+		consumeAll(b, g, phases, t0)
 	}
 	b.Run("sarama-group", func(b *testing.B) {
 		var phases benchPhases
 		defer phases.report(b)
-		measure(b, func(b *testing.B) { saramaGroup(b, &phases, false) })
+		measure(b, func(b *testing.B) { saramaGroup(b, &phases) })
 	})
 
-	// The three again, and sarama's group with the hop, interleaved: each
-	// iteration runs one of each, in rotating order, so load from elsewhere
-	// on the machine weighs on all four alike. The ratios are reported here.
+	// The three again, and our handler reading through sarama's partition
+	// consumers (Fetch.Batches false), interleaved: each iteration runs one
+	// of each, in rotating order, so load from elsewhere on the machine
+	// weighs on all four alike. The ratios are reported here.
 	b.Run("paired", func(b *testing.B) {
-		var hp, sp, hopp benchPhases
+		var hp, sp, up benchPhases
 		runs := []func(b *testing.B){
-			func(b *testing.B) { handler(b, &hp) },
-			func(b *testing.B) { saramaGroup(b, &sp, false) },
+			func(b *testing.B) { handler(b, &hp, true) },
+			func(b *testing.B) { saramaGroup(b, &sp) },
 			bare,
-			func(b *testing.B) { saramaGroup(b, &hopp, true) },
+			func(b *testing.B) { handler(b, &up, false) },
 		}
 		var took [4]time.Duration
 		for i := 0; i < b.N; i++ {
@@ -263,22 +267,19 @@ func BenchmarkIntegrationThroughput(b *testing.B) {
 		b.ReportMetric(rate(took[2]), "sarama-msgs/s")
 		b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "handler/sarama-group")
 		b.ReportMetric(took[2].Seconds()/took[0].Seconds(), "handler/sarama")
-		b.ReportMetric(took[3].Seconds()/took[0].Seconds(), "handler/sarama-group-hop")
+		b.ReportMetric(took[3].Seconds()/took[0].Seconds(), "handler/handler-unbatched")
 		hp.reportAs(b, "handler-")
 		sp.reportAs(b, "sarama-group-")
-		hopp.reportAs(b, "sarama-group-hop-")
+		up.reportAs(b, "handler-unbatched-")
 	})
 }
 
 // countingHandler marks every message and calls done once n were marked.
-// It notes when the first message came and when the last was marked. With
-// hop, each claim is read through a goroutine that copies it to a channel
-// of 64 messages.
+// It notes when the first message came and when the last was marked.
 type countingHandler struct {
 	n, seen     atomic.Int64
 	done        func()
 	first, last atomic.Int64 // UnixNano
-	hop         bool
 }
 
 // benchPhases sums, over a benchmark's iterations, the time to the first
@@ -322,9 +323,6 @@ func (h *countingHandler) Setup(sarama.ConsumerGroupSession) error   { return ni
 func (h *countingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (h *countingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
 	msgs := c.Messages()
-	if h.hop {
-		msgs = hop(s.Context(), msgs, 64)
-	}
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -343,21 +341,4 @@ func (h *countingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.C
 			return nil
 		}
 	}
-}
-
-// hop copies in to a channel with room for size messages, until in closes
-// or ctx ends, and returns that channel.
-func hop(ctx context.Context, in <-chan *sarama.ConsumerMessage, size int) <-chan *sarama.ConsumerMessage {
-	out := make(chan *sarama.ConsumerMessage, size)
-	go func() {
-		defer close(out)
-		for m := range in {
-			select {
-			case out <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	return out
 }
