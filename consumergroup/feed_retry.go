@@ -60,7 +60,9 @@ func retryBackoff(conf *sarama.Config) func(int) time.Duration {
 // with err: err is one retrying mends and fewer than limit retries in a
 // row failed already. It waits the backoff and refreshes the metadata
 // first. It returns false, early, when ctx ends (the feed was stopped:
-// a seek, a pause, a stop): a stop never waits out a backoff. A nil
+// a seek, a pause, a stop): a stop never waits out a backoff, only a
+// metadata refresh under way (as it may wait for the one client.Leader
+// makes for a fetch; sarama coalesces concurrent refreshes). A nil
 // feedRetry never retries.
 func (r *feedRetry) again(ctx context.Context, err error) bool {
 	if r == nil || !retriableFeedError(err) || r.failed >= r.limit {
