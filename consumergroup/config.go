@@ -225,7 +225,7 @@ type Config struct {
 		// of range, a batch larger than Consumer.Fetch.Max). Errors that
 		// retrying mends (a moved leader, a broken connection) are retried
 		// after Consumer.Retry.Backoff and a metadata refresh, at the
-		// offset after the last message handed out; after 10 failed
+		// offset after the last message handed out; after 20 failed
 		// retries in a row the partition falls back to sarama's
 		// PartitionConsumer too. Every ordering, fence, drain and commit
 		// rule is the same either way. Default true.

@@ -15,8 +15,9 @@ import (
 // between, a batch feed makes before it ends with the error (the worker
 // then falls back to sarama's partition consumer for the rest of its pass,
 // which retries on its own): a path that stays broken does not keep a feed
-// busy forever.
-const feedRetryLimit = 10
+// busy forever. At the default Consumer.Retry.Backoff (2 s) that covers an
+// outage of about 40 s, longer than a broker's restart usually takes.
+const feedRetryLimit = 20
 
 // feedRetry is how a batch feed retries a fetch that failed with an error
 // retrying mends (see retriableFeedError): wait the consumer's retry
