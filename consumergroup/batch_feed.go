@@ -43,6 +43,7 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 		return fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
 	}
 	retry := newFeedRetry(w.cg.client, conf, w.tp.Topic)
+	retry.retried = func() { w.cg.met().feedRetries.Inc(1) }
 	return newBatchFeed(w.ctx, fetch, retry, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
 }
 

@@ -32,6 +32,9 @@ type feedRetry struct {
 	backoff func(retries int) time.Duration
 	// limit is how many retries in a row are made before giving up.
 	limit int
+	// retried, when set, is called at every retry (the group's
+	// zkgroup-feed-retries metric).
+	retried func()
 
 	failed int // retries in a row without a successful fetch
 }
@@ -70,6 +73,9 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 		return false
 	}
 	r.failed++
+	if r.retried != nil {
+		r.retried()
+	}
 	t := time.NewTimer(r.backoff(r.failed))
 	defer t.Stop()
 	select {

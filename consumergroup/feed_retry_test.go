@@ -15,12 +15,14 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// quickRetry is a feedRetry that waits nothing and counts its refreshes.
-func quickRetry(refreshes *atomic.Int32) *feedRetry {
+// quickRetry is a feedRetry that waits nothing and counts its retries
+// and refreshes.
+func quickRetry(retries, refreshes *atomic.Int32) *feedRetry {
 	return &feedRetry{
 		refresh: func() { refreshes.Add(1) },
 		backoff: func(int) time.Duration { return 0 },
 		limit:   feedRetryLimit,
+		retried: func() { retries.Add(1) },
 	}
 }
 
@@ -45,8 +47,8 @@ func TestBatchFeedRetryBounded(t *testing.T) {
 		{errNoRecordsBelowMark, 1},
 		{errors.New("something unknown"), 1},
 	} {
-		var fetches, refreshes atomic.Int32
-		f := newBatchFeed(context.Background(), failingFetch(c.err, &fetches), quickRetry(&refreshes), 1000, 0, newFeedBudget(1<<20), 0)
+		var fetches, retries, refreshes atomic.Int32
+		f := newBatchFeed(context.Background(), failingFetch(c.err, &fetches), quickRetry(&retries, &refreshes), 1000, 0, newFeedBudget(1<<20), 0)
 		b := <-f.batches
 		if !errors.Is(b.err, c.err) {
 			t.Fatalf("%v: the feed passed on %d messages and %v", c.err, len(b.msgs), b.err)
@@ -59,6 +61,9 @@ func TestBatchFeedRetryBounded(t *testing.T) {
 		}
 		if got := refreshes.Load(); got != c.fetches-1 {
 			t.Errorf("%v: %d metadata refreshes, want %d", c.err, got, c.fetches-1)
+		}
+		if got := retries.Load(); got != c.fetches-1 {
+			t.Errorf("%v: %d retries counted, want %d", c.err, got, c.fetches-1)
 		}
 	}
 }

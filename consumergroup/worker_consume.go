@@ -327,6 +327,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 						// mend (offset out of range...), or retried too
 						// often: resume after what went out, on sarama's
 						// partition consumer.
+						w.cg.met().feedFallbacks.Inc(1)
 						if last >= 0 {
 							return last + 1, eventSeek, false
 						}
