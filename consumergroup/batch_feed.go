@@ -22,6 +22,8 @@ type batchFeed struct {
 	// fetch fetches at offset, with a partition fetch size of size bytes:
 	// answered at once (busy) or long-polled.
 	fetch func(ctx context.Context, busy bool, offset int64, size int32) fetchResult
+	// retry decides whether a failed fetch is tried again (nil: never).
+	retry *feedRetry
 	// sizes: Consumer.Fetch.Default, and Consumer.Fetch.Max (0: no cap).
 	fetchDefault, fetchMax int32
 
@@ -40,17 +42,20 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 		}
 		return fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
 	}
-	return newBatchFeed(w.ctx, fetch, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
+	retry := newFeedRetry(w.cg.client, conf, w.tp.Topic)
+	retry.retried = func() { w.cg.met().feedRetries.Inc(1) }
+	return newBatchFeed(w.ctx, fetch, retry, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
 }
 
 // newBatchFeed starts a feed fetching with fetch from offset from on, until
-// ctx ends or the feed is stopped.
+// ctx ends or the feed is stopped. A fetch that fails is tried again as
+// retry says (nil: never); otherwise the error ends the feed.
 func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
-	fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
+	retry *feedRetry, fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &batchFeed{
 		batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}),
-		fetch: fetch, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
+		fetch: fetch, retry: retry, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
 	}
 	go f.run(ctx, from)
 	return f
@@ -64,7 +69,11 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 // group's byte budget (see feedBudget). A record batch larger than the
 // fetch size is fetched again with the size doubled (see grownFetchSize);
 // the size goes back to Consumer.Fetch.Default once a fetch returns
-// messages.
+// messages. A fetch that fails with an error retrying mends (a moved
+// leader, a broken connection: see feedRetry) is tried again at the same
+// offset, the one after the last batch passed on, after the retry backoff
+// and a metadata refresh; any other error, or too many retries in a row,
+// ends the feed.
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
 	busy := true
@@ -86,6 +95,13 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 				continue
 			}
 		}
+		if r.err != nil && f.retry.again(ctx, r.err) {
+			busy = true // the next fetch is answered at once
+			continue
+		}
+		if ctx.Err() != nil {
+			return // stopped during a retry's backoff: not the feed's error
+		}
 		if r.err != nil {
 			f.err = r.err
 			select {
@@ -94,6 +110,7 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			}
 			return
 		}
+		f.retry.succeeded()
 		next = max(next, r.next)
 		busy = len(r.msgs) > 0
 		if !busy {

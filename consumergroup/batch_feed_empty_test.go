@@ -48,7 +48,7 @@ func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
 		}
 		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
 	}
-	feed := newBatchFeed(context.Background(), fetch, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	select {
 	case r := <-feed.batches:
 		if !errors.Is(r.err, errNoRecordsBelowMark) || len(r.msgs) != 0 {

@@ -71,7 +71,7 @@ func (s *sizedFetch) fetch(ctx context.Context, _ bool, offset int64, size int32
 // the next fetch goes back to Consumer.Fetch.Default.
 func TestBatchFeedGrowsFetchSize(t *testing.T) {
 	s := &sizedFetch{need: 3500, sizes: make(chan int32, 10)}
-	f := newBatchFeed(context.Background(), s.fetch, 1000, 0, newFeedBudget(1<<20), 0)
+	f := newBatchFeed(context.Background(), s.fetch, nil, 1000, 0, newFeedBudget(1<<20), 0)
 	b := <-f.batches
 	if b.err != nil || len(b.msgs) != 1 {
 		t.Fatalf("feed handed on %d messages, err %v; want the large batch", len(b.msgs), b.err)
@@ -94,7 +94,7 @@ func TestBatchFeedGrowsFetchSize(t *testing.T) {
 // consumer, which reports it as too large).
 func TestBatchFeedFetchSizeCapped(t *testing.T) {
 	s := &sizedFetch{need: 5000, sizes: make(chan int32, 10)}
-	f := newBatchFeed(context.Background(), s.fetch, 1000, 3000, newFeedBudget(1<<20), 0)
+	f := newBatchFeed(context.Background(), s.fetch, nil, 1000, 3000, newFeedBudget(1<<20), 0)
 	b := <-f.batches
 	if !errors.Is(b.err, errPartialBatch) {
 		t.Fatalf("feed handed on %d messages, err %v; want errPartialBatch", len(b.msgs), b.err)

@@ -222,9 +222,13 @@ type Config struct {
 		// says with Consumer.IsolationLevel ReadCommitted or a
 		// Version before 0.11, and for the rest of a partition's pass
 		// after a fetch error that retrying does not mend (an offset out
-		// of range, a batch larger than Consumer.Fetch.Max). Every
-		// ordering, fence, drain and commit rule is the same either way.
-		// Default true.
+		// of range, a batch larger than Consumer.Fetch.Max). Errors that
+		// retrying mends (a moved leader, a broken connection) are retried
+		// after Consumer.Retry.Backoff and a metadata refresh, at the
+		// offset after the last message handed out; after 20 failed
+		// retries in a row the partition falls back to sarama's
+		// PartitionConsumer too. Every ordering, fence, drain and commit
+		// rule is the same either way. Default true.
 		Batches bool
 	}
 

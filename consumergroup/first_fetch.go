@@ -19,7 +19,9 @@ import (
 // Requests to one broker are coalesced: while a fetch to a broker is in
 // flight, new partitions queue up and go out together in the next one, so a
 // rebalance that gains 32 partitions costs a couple of round trips, not 32
-// (Kafka answers the requests of one connection in order).
+// (Kafka answers the requests of one connection in order). Partitions the
+// response's byte limit left without records are fetched again first (see
+// fetch_starved.go).
 type firstFetcher struct {
 	cg *ConsumerGroup
 	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
@@ -36,7 +38,13 @@ type firstFetcher struct {
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
+	starved  map[int32][]*fetchWant // by broker id: fetched again before pending (see answer)
 	inFlight map[int32]bool
+	// leaders holds, by broker id, the broker the client named leader for
+	// the latest want queued to that id: a round goes to it, not to the
+	// one the round loop started with (the client replaces a broker whose
+	// address changed, and closes the old one).
+	leaders map[int32]*sarama.Broker
 }
 
 type fetchWant struct {
@@ -47,6 +55,7 @@ type fetchWant struct {
 	size      int32            // the partition's fetch size in bytes
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
+	starved   int              // rounds whose byte limit left it without records (see answer)
 }
 
 type fetchResult struct {
@@ -76,12 +85,14 @@ var errPartialBatch = errors.New("record batch larger than the fetch size")
 // errNoRecordsBelowMark says a fetch answered no record at an offset below
 // the partition's high-water mark: record batches whose records were all
 // compacted away (sarama's decoder drops them, and with them where they
-// end), or the response's byte limit reached before this partition. A
-// direct fetch cannot step past it; sarama's partition consumer can.
+// end). A direct fetch cannot step past it; sarama's partition consumer
+// can. A partition the response's byte limit starved reads the same way
+// and is fetched again instead (see answer).
 var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
-	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool)}
+	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
+		leaders: make(map[int32]*sarama.Broker)}
 }
 
 // fetch returns the messages at and after offset in the first batch the
@@ -124,14 +135,7 @@ func (f *firstFetcher) fetchSized(ctx context.Context, topic string, partition i
 		return fetchResult{err: err}
 	}
 	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
-	f.mu.Lock()
-	id := leader.ID()
-	f.pending[id] = append(f.pending[id], w)
-	if !f.inFlight[id] {
-		f.inFlight[id] = true
-		go f.run(id, leader)
-	}
-	f.mu.Unlock()
+	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
 		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
@@ -156,22 +160,37 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 	}
 }
 
-// run sends the queued wants of one broker, one request per round, until
-// none are left. A round that fails drops the fetcher's own connection it
+// enqueue queues w for the next round to leader, the partition's leader
+// as the client knows it now, and starts that broker's round loop unless
+// it runs.
+func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := leader.ID()
+	f.pending[id] = append(f.pending[id], w)
+	f.leaders[id] = leader
+	if !f.inFlight[id] {
+		f.inFlight[id] = true
+		go f.run(id)
+	}
+}
+
+// run sends the queued wants of broker id, one request per round, until
+// none are left. Each round goes to the broker last named leader under id
+// (see leaders). A round that fails drops the fetcher's own connection it
 // went over (see dropConn), so the next round opens a new one.
-func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
+func (f *firstFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
-		batch, rest := takeDistinct(f.pending[id])
-		f.pending[id] = rest
+		batch := f.nextRound(id)
 		if len(batch) == 0 {
 			f.inFlight[id] = false
 			f.mu.Unlock()
 			return
 		}
-		conn := f.connTo(leader)
+		conn := f.connTo(f.leaders[id])
 		f.mu.Unlock()
-		if err := f.round(conn, batch); err != nil {
+		if err := f.round(id, conn, batch); err != nil {
 			f.dropConn(id, conn)
 		}
 	}
@@ -200,9 +219,10 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 }
 
 // round sends one fetch request for batch over broker (nil: the
-// fetcher is closed) and answers every want. It returns the error of the request itself (a broken connection,
+// fetcher is closed), a connection to broker id, and answers every want,
+// but for those the response's byte limit starved (see answer). It returns the error of the request itself (a broken connection,
 // a broker gone), not the partitions' own errors.
-func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
+func (f *firstFetcher) round(id int32, broker *sarama.Broker, batch []*fetchWant) error {
 	conf := f.cg.config.Config
 	req := &sarama.FetchRequest{
 		Version:   5, // record batches, isolation level, log start offset
@@ -226,14 +246,18 @@ func (f *firstFetcher) round(broker *sarama.Broker, batch []*fetchWant) error {
 	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
 	f.cg.log.Debug("first fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
-	for _, w := range batch {
-		if err != nil {
+	if err != nil {
+		for _, w := range batch {
 			w.done <- fetchResult{err: err}
-			continue
 		}
-		w.done <- parseRecords(resp.GetBlock(w.topic, w.partition), w)
+		return err
 	}
-	return err
+	results := make([]fetchResult, len(batch))
+	for i, w := range batch {
+		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
+	}
+	f.answer(id, batch, results)
+	return nil
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at

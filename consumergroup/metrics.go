@@ -20,6 +20,8 @@ import (
 //	zkgroup-commit-latency-ms          histogram: one fenced commit's round trip
 //	zkgroup-offset-conflicts           counter: offsets found changed underneath
 //	zkgroup-fence-pauses               counter: deliveries paused by the session fence
+//	zkgroup-feed-retries               counter: batch feed fetches retried after a moved leader or a broken connection
+//	zkgroup-feed-fallbacks             counter: partitions' passes handed from the batch feed to sarama's partition consumer by a feed error
 //	zkgroup-lag-<topic>-<partition>    gauge: high-water mark minus the committed offset
 //
 // Counters rather than meters: a meter starts go-metrics' global ticker
@@ -36,6 +38,8 @@ type groupMetrics struct {
 	commitLatency metrics.Histogram
 	conflicts     metrics.Counter
 	fencePauses   metrics.Counter
+	feedRetries   metrics.Counter
+	feedFallbacks metrics.Counter
 }
 
 func newGroupMetrics(r metrics.Registry) *groupMetrics {
@@ -56,6 +60,8 @@ func newGroupMetrics(r metrics.Registry) *groupMetrics {
 		commitLatency: hist("zkgroup-commit-latency-ms"),
 		conflicts:     metrics.GetOrRegisterCounter("zkgroup-offset-conflicts", r),
 		fencePauses:   metrics.GetOrRegisterCounter("zkgroup-fence-pauses", r),
+		feedRetries:   metrics.GetOrRegisterCounter("zkgroup-feed-retries", r),
+		feedFallbacks: metrics.GetOrRegisterCounter("zkgroup-feed-fallbacks", r),
 	}
 }
 

@@ -323,9 +323,11 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 				case m, open = <-msgs:
 				case b := <-batches:
 					if b.err != nil {
-						// The feed failed (offset out of range, a leader
-						// moved...): resume after what went out, on
-						// sarama's partition consumer.
+						// The feed failed with an error retrying does not
+						// mend (offset out of range...), or retried too
+						// often: resume after what went out, on sarama's
+						// partition consumer.
+						w.cg.met().feedFallbacks.Inc(1)
 						if last >= 0 {
 							return last + 1, eventSeek, false
 						}

@@ -1,0 +1,107 @@
+package consumergroup
+
+import "errors"
+
+// Starved partitions.
+//
+// A round's FetchRequest carries Consumer.Fetch.MaxBytes for the whole
+// response. Kafka fills the response partition by partition, in the
+// request's order, and once the limit is used up it answers the remaining
+// partitions with no records at all, however much they hold (a partition
+// whose first record batch is larger than its fetch size comes back empty
+// the same way). Only the first partition with data is sure to get
+// something: at least its first whole record batch. sarama's FetchRequest
+// keeps its partitions in a map, so that order cannot be chosen.
+//
+// Such a starved partition reads like a partition whose next record batch
+// holds no records (compaction keeps a producer's last batch, empty):
+// neither has records below the high-water mark, and sarama's decoder
+// drops an empty batch without a trace (the response's record bytes for the
+// partition are not kept), so the response alone cannot tell them apart.
+// What tells them apart is the round: Kafka gives at least one batch to the
+// first partition with data, so in a round where no other partition got
+// records, or in a round of one partition, an answer without records is
+// not starvation. So a partition that came back without records below its
+// high-water mark while another partition of its round got records is
+// fetched again, before the broker's other wants (nextRound): first with
+// the other starved ones, as many as the response's limit holds at their
+// fetch sizes, and, starved again, in a round of its own, where it cannot
+// be starved. Empty in a round of its own, or in a round where nobody got
+// records, it is answered with errNoRecordsBelowMark (the batch feed then
+// falls back to sarama's partition consumer, which steps past an empty
+// batch).
+
+// starvedAlone is how many times a want may come back starved before its
+// next round holds it alone.
+const starvedAlone = 2
+
+// answer answers batch's wants with results (in the same order), the
+// parsed answers of one round to broker id, except those the response's
+// byte limit starved: those are queued to be fetched again first (see
+// nextRound). f.mu is not held.
+func (f *firstFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
+	fed := false // another partition of the round got records
+	for i, r := range results {
+		if len(r.msgs) > 0 || r.next > batch[i].offset {
+			fed = true
+			break
+		}
+	}
+	var starved []*fetchWant
+	for i, w := range batch {
+		r := results[i]
+		if fed && len(batch) > 1 && w.starved < starvedAlone && errors.Is(r.err, errNoRecordsBelowMark) {
+			w.starved++
+			starved = append(starved, w)
+			continue
+		}
+		w.done <- r
+	}
+	if len(starved) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.starved[id] = append(f.starved[id], starved...)
+}
+
+// nextRound takes the wants of broker id's next round: starved wants first
+// (see takeStarved), otherwise the pending ones (see takeDistinct). f.mu is
+// held.
+func (f *firstFetcher) nextRound(id int32) []*fetchWant {
+	batch, rest := takeStarved(f.starved[id], f.cg.config.Consumer.Fetch.MaxBytes)
+	f.starved[id] = rest
+	if len(batch) > 0 {
+		return batch
+	}
+	batch, rest = takeDistinct(f.pending[id])
+	f.pending[id] = rest
+	return batch
+}
+
+// takeStarved splits starved wants into the next round and the rest. A
+// want starved starvedAlone times goes alone; otherwise the round takes
+// starved wants, each partition once, while their fetch sizes add up to at
+// most maxBytes (the response's limit, 0: none), and at least one, so the
+// limit does not starve them again. Wants whose caller stopped waiting are
+// dropped.
+func takeStarved(starved []*fetchWant, maxBytes int32) (batch, rest []*fetchWant) {
+	seen := make(map[topicPartition]bool, len(starved))
+	var bytes int64
+	for _, w := range starved {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			continue
+		}
+		tp := topicPartition{w.topic, w.partition}
+		alone := w.starved >= starvedAlone
+		if len(batch) > 0 && (alone || batch[0].starved >= starvedAlone || seen[tp] ||
+			maxBytes > 0 && bytes+int64(w.size) > int64(maxBytes)) {
+			rest = append(rest, w)
+			continue
+		}
+		seen[tp] = true
+		bytes += int64(w.size)
+		batch = append(batch, w)
+	}
+	return batch, rest
+}
