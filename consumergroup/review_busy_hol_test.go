@@ -1,0 +1,92 @@
+//go:build review
+
+package consumergroup
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/rcrowley/go-metrics"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// TestIntegrationReviewBusyFetchWaitsBehindSaramaLongPoll: a busy
+// partition's follow-up fetch goes over the client's connection to the
+// leader "answered at once" (MaxWaitTime 0). But a partition of the same
+// group that fell back to sarama's partition consumer (after any feed
+// error: a throttled response, an empty compacted batch, a broken
+// connection...; it stays there for the rest of its pass) long-polls over
+// that very connection (the group's consumer is built on the same client),
+// and Kafka answers one connection's requests in order: every busy batch
+// on that broker then waits behind an idle partition's long poll, up to
+// Consumer.MaxWaitTime per batch. The batch feed's design rule ("the idle
+// partitions' long polls never hold up a busy partition's next batch")
+// holds only while no partition of the broker is on sarama's consumer.
+//
+// Here MaxWaitTime is 3 s: each busy fetch of a partition with data should
+// come back in milliseconds; it comes back when sarama's long poll on the
+// idle partition ends.
+func TestIntegrationReviewBusyFetchWaitsBehindSaramaLongPoll(t *testing.T) {
+	testenv.Integration(t)
+	if !metrics.UseNilMetrics {
+		metrics.UseNilMetrics = true // as mockFetchGroup: go-metrics' process-wide goroutine is not ours
+	}
+	topic := testenv.UniqueName("review-hol")
+	testenv.CreateTopic(t, topic, 2)
+	conf := sarama.NewConfig()
+	conf.Version = sarama.V2_8_0_0
+	conf.Consumer.MaxWaitTime = 3 * time.Second
+	conf.Producer.Return.Successes = true
+	conf.Producer.Partitioner = sarama.NewManualPartitioner
+	client, err := sarama.NewClient(testenv.KafkaAddrs(), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	producer, err := sarama.NewSyncProducerFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+	for range 10 {
+		if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("busy")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Partition 1, idle, on sarama's partition consumer (a fallback).
+	consumer, err := sarama.NewConsumerFromClient(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	pc, err := consumer.ConsumePartition(topic, 1, sarama.OffsetNewest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.AsyncClose()
+	time.Sleep(time.Second) // its long polls are going
+
+	cg := &ConsumerGroup{config: &Config{Config: conf}, client: client, log: slog.New(slog.DiscardHandler)}
+	busy := newFirstFetcher(cg) // the group's fetcher: client connections, answered at once
+	var slow []time.Duration
+	for i := range 3 {
+		began := time.Now()
+		r := busy.fetchSized(context.Background(), topic, 0, int64(i), math.MaxInt, conf.Consumer.Fetch.Default)
+		took := time.Since(began)
+		if r.err != nil || len(r.msgs) == 0 {
+			t.Fatalf("busy fetch %d: %d messages, err %v", i, len(r.msgs), r.err)
+		}
+		t.Logf("busy fetch %d at offset %d: %d messages in %v", i, i, len(r.msgs), took.Round(time.Millisecond))
+		if took > time.Second {
+			slow = append(slow, took.Round(time.Millisecond))
+		}
+	}
+	if len(slow) > 0 {
+		t.Fatalf("%d of 3 busy fetches (data ready, MaxWaitTime 0) took over 1 s: %v, queued behind sarama's %v long poll on the idle partition, same connection", len(slow), slow, conf.Consumer.MaxWaitTime)
+	}
+}

@@ -1,0 +1,79 @@
+//go:build review
+
+package consumergroup
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/rcrowley/go-metrics"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// TestIntegrationReviewThrottledFetchOnRealBroker: the real broker, with a
+// consumer byte-rate quota on the client id, answers the feed's fetch (v5)
+// with a response that holds no partition at all once the quota is
+// exceeded; the fetcher turns it into an error, which ends a feed (see
+// TestReviewThrottledFetchEndsFeed). sarama's partition consumer reads
+// the same response as "nothing yet".
+func TestIntegrationReviewThrottledFetchOnRealBroker(t *testing.T) {
+	testenv.Integration(t)
+	if !metrics.UseNilMetrics {
+		metrics.UseNilMetrics = true // as mockFetchGroup
+	}
+	topic := testenv.UniqueName("review-quota")
+	testenv.CreateTopic(t, topic, 1)
+	clientID := strings.ReplaceAll(topic, ".", "-")
+	conf := sarama.NewConfig()
+	conf.Version = sarama.V2_8_0_0
+	conf.ClientID = clientID
+	conf.Producer.Return.Successes = true
+	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	entity := []sarama.QuotaEntityComponent{{EntityType: sarama.QuotaEntityClientID, MatchType: sarama.QuotaMatchExact, Name: clientID}}
+	if err := admin.AlterClientQuotas(entity, sarama.ClientQuotasOp{Key: "consumer_byte_rate", Value: 1024}, false); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = admin.AlterClientQuotas(entity, sarama.ClientQuotasOp{Key: "consumer_byte_rate", Remove: true}, false)
+	}()
+
+	producer, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := sarama.ByteEncoder(make([]byte, 10_000))
+	for range 20 {
+		if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = producer.Close()
+	time.Sleep(2 * time.Second) // the quota reaches the broker's quota manager
+
+	client, err := sarama.NewClient(testenv.KafkaAddrs(), conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	cg := &ConsumerGroup{config: &Config{Config: conf}, client: client, log: slog.New(slog.DiscardHandler)}
+	busy := newFirstFetcher(cg)
+	var next int64
+	for i := range 10 {
+		r := busy.fetchSized(context.Background(), topic, 0, next, math.MaxInt, conf.Consumer.Fetch.Default)
+		if r.err != nil {
+			t.Fatalf("fetch %d at offset %d (after %d messages): %v: a throttled response (no partition) ends a feed", i, next, next, r.err)
+		}
+		t.Logf("fetch %d at offset %d: %d messages", i, next, len(r.msgs))
+		next = max(next, r.next)
+	}
+}

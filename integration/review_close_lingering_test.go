@@ -1,0 +1,56 @@
+//go:build review
+
+package integration
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestIntegrationReviewGoroutinesOutliveClose: with Fetch.Batches, an idle
+// partition long-polls over the feed's own connection, and Close tears the
+// fetcher down in the background (closeConns), so the fetcher's round
+// goroutine and the own connection's sarama goroutines outlive Close by up
+// to Consumer.MaxWaitTime (a hung broker: MaxWaitTime + 5 s). A caller
+// that checks for leaked goroutines right after Close (goleak.VerifyNone,
+// with its default retries of about half a second) finds them whenever
+// MaxWaitTime exceeds that; the integration tests set MaxWaitTime to
+// 100 ms, which hides it. With Fetch.Batches false, sarama's partition
+// consumer waits for its fetch in flight inside Close, and nothing is
+// left (the control case).
+func TestIntegrationReviewGoroutinesOutliveClose(t *testing.T) {
+	for _, batches := range []bool{false, true} {
+		name := "sarama"
+		if batches {
+			name = "batches"
+		}
+		t.Run(name, func(t *testing.T) {
+			topic := newTopic(t, 1)
+			produce(t, topic, 1)
+			before := goleak.IgnoreCurrent()
+			cfg := testConfig()
+			cfg.Fetch.Batches = batches
+			cfg.Consumer.MaxWaitTime = 2 * time.Second // sarama's default is 500 ms; any value above goleak's retries shows it
+			cg := join(t, "review-linger-"+topic, []string{topic}, cfg)
+			select {
+			case m := <-cg.Messages():
+				_ = cg.CommitUpto(m)
+			case <-time.After(30 * time.Second):
+				_ = cg.Close()
+				t.Fatal("no message in 30 s")
+			}
+			time.Sleep(500 * time.Millisecond) // the partition is idle: its long poll is in flight
+			began := time.Now()
+			if err := cg.Close(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
+			if err := goleak.Find(before, goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick")); err != nil {
+				t.Errorf("goroutines outlive Close: %v", err)
+				time.Sleep(cfg.Consumer.MaxWaitTime + time.Second) // let them end before the next case
+			}
+		})
+	}
+}
