@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math"
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
 // batchFeed fetches a partition's batches in the background, from one
@@ -40,7 +38,9 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 		if !busy {
 			fetcher = w.cg.batchFetcher
 		}
-		return fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
+		r := fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
+		w.noteMark(r)
+		return r
 	}
 	retry := newFeedRetry(w.cg.client, conf, w.tp.Topic)
 	retry.retried = func() { w.cg.met().feedRetries.Inc(1) }
@@ -114,6 +114,9 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 		next = max(next, r.next)
 		busy = len(r.msgs) > 0
 		if !busy {
+			if r.throttle > 0 && !sleepCtx(ctx, r.throttle) {
+				return // throttled by a quota: hold back, as asked
+			}
 			continue // the long poll ended without messages
 		}
 		size = f.fetchDefault
@@ -163,90 +166,29 @@ func (f *batchFeed) handedOut() {
 	f.current = 0
 }
 
-// connTo returns the connection to leader the fetcher's rounds use: the
-// client's, or, with ownConns, one of the fetcher's own, opened on first
-// use. f.mu is held.
-func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
-	if !f.ownConns {
-		return leader
-	}
-	if f.closed {
-		return nil // opened now, nobody would close it
-	}
-	if f.conns == nil {
-		f.conns = make(map[int32]*sarama.Broker)
-	}
-	b, ok := f.conns[leader.ID()]
-	if !ok || b.Addr() != leader.Addr() {
-		if ok { // the leader moved: Close waits for a long poll in flight
-			old := b
-			go func() { _ = old.Close() }()
-		}
-		b = sarama.NewBroker(leader.Addr())
-		_ = b.Open(ownConnConfig(f.cg.config.Config)) // a failed dial fails the round's Fetch
-		f.conns[leader.ID()] = b
-	}
-	return b
-}
-
-// dropConn forgets conn, the fetcher's own connection to broker id, after
-// a round over it failed, and closes it in the background: a sarama Broker
-// whose connection broke fails every later request, so keeping it would
-// fail every later round to that broker. The next round opens a new one.
-// A connection that is not (or no longer) the fetcher's own is left alone:
-// the client's, or one already replaced.
-func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.conns[id] != conn {
-		return
-	}
-	delete(f.conns, id)
-	go func() { _ = conn.Close() }()
-}
-
-// ownConnReadMargin is how much longer than Consumer.MaxWaitTime a long
-// poll on an own connection may take to be answered before the round fails
-// (its feeds then fall back to sarama's partition consumer).
-const ownConnReadMargin = 5 * time.Second
-
-// ownConnConfig is conf with the read timeout of the fetcher's own
-// connections: at most Consumer.MaxWaitTime + ownConnReadMargin. A broker
-// that stops answering holds a long poll, and, after closeConns, the
-// connection, for the read timeout: 30 s by default, bounded so.
-func ownConnConfig(conf *sarama.Config) *sarama.Config {
-	c := *conf
-	c.Net.ReadTimeout = min(conf.Net.ReadTimeout, conf.Consumer.MaxWaitTime+ownConnReadMargin)
-	return &c
-}
-
-// closeConns closes the fetcher's own connections in the background:
-// sarama's Broker.Close waits for the answer to a long poll in flight,
-// which nobody reads any more: up to Consumer.MaxWaitTime from a broker
-// that answers, up to the own connections' read timeout (see
-// ownConnConfig) from one that hangs. Rounds after it fail instead of
-// opening new connections.
-func (f *firstFetcher) closeConns() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.closed = true
-	for id, b := range f.conns {
-		go func() { _ = b.Close() }()
-		delete(f.conns, id)
+// noteMark sets the worker's high-water mark to the one in r, a fetch
+// response of the feed, with messages or without (an idle partition's long
+// poll): lag (the mark minus the committed offset) and a claim's
+// HighWaterMarkOffset then count what the leader holds, as sarama's
+// partition consumer reports it, not only what was handed out. The feed's
+// fetches go one after the other, so r is the newest answer and replaces
+// the mark (a log truncated by an unclean leader election lowers it); a
+// failed fetch, or an answer without a mark (0), leaves it alone.
+func (w *partitionWorker) noteMark(r fetchResult) {
+	if r.err == nil && r.hwm > 0 {
+		w.hwm.Store(r.hwm)
 	}
 }
 
-// takeBatch returns b's messages for pump's prefix path and raises the
-// worker's high-water mark to the one in b's fetch response, so lag (the
-// mark minus the committed offset) counts what the leader holds beyond the
-// batch, not only the batch: the prefix path alone would set the mark to
-// the offset after the last message handed out. The response is newer than
-// any mark seen before it, so it replaces the mark (a log truncated by an
-// unclean leader election lowers it); a response without one (0, a broker
-// that sent none) leaves the mark alone.
-func (w *partitionWorker) takeBatch(b fetchResult) []*sarama.ConsumerMessage {
-	if b.hwm > 0 {
-		w.hwm.Store(b.hwm)
+// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
-	return b.msgs
 }

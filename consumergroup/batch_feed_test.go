@@ -9,9 +9,9 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// A fetched batch carries its response's high-water mark to the worker, so
-// lag and the handler claim's HighWaterMarkOffset count the backlog behind
-// the batch, not just the batch.
+// A fetch response's high-water mark reaches the worker, so lag and the
+// handler claim's HighWaterMarkOffset count the backlog behind a batch, not
+// just the batch, and an idle partition's long polls keep it current.
 func TestBatchFeedCarriesHighWaterMark(t *testing.T) {
 	batch := &sarama.RecordBatch{FirstOffset: 10, LastOffsetDelta: 2}
 	for i := range 3 {
@@ -27,22 +27,21 @@ func TestBatchFeedCarriesHighWaterMark(t *testing.T) {
 	}
 	w := &partitionWorker{}
 	w.hwm.Store(9)
-	msgs := w.takeBatch(r)
-	if len(msgs) != 3 || msgs[0].Offset != 10 {
-		t.Fatalf("batch handed on as %d messages", len(msgs))
-	}
+	w.noteMark(r)
 	if got := w.hwm.Load(); got != 5000 {
 		t.Fatalf("worker high-water mark %d after the batch, want 5000", got)
 	}
 	// A later response's mark replaces it, also a lower one (a truncated
-	// log); a response without one leaves it.
-	w.takeBatch(fetchResult{msgs: msgs, hwm: 4000})
+	// log), also without messages (a long poll); a response without one, or
+	// a failed fetch, leaves it.
+	w.noteMark(fetchResult{hwm: 4000})
 	if got := w.hwm.Load(); got != 4000 {
 		t.Fatalf("worker high-water mark %d, want 4000", got)
 	}
-	w.takeBatch(fetchResult{msgs: msgs})
+	w.noteMark(fetchResult{msgs: r.msgs})
+	w.noteMark(fetchResult{err: sarama.ErrNotLeaderForPartition, hwm: 7})
 	if got := w.hwm.Load(); got != 4000 {
-		t.Fatalf("a response without a mark changed it to %d", got)
+		t.Fatalf("a response without a mark, or a failed fetch, changed it to %d", got)
 	}
 }
 

@@ -129,6 +129,10 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
 	cg.fetcher = newFirstFetcher(cg)
+	// With batches, busy partitions' fetches also go over connections of
+	// their own: a partition read by sarama's partition consumer long-polls
+	// on the client's.
+	cg.fetcher.ownConns = config.Fetch.Batches
 	cg.batchFetcher = newFirstFetcher(cg)
 	cg.batchFetcher.longPoll = true
 	cg.batchFetcher.ownConns = true
@@ -210,7 +214,8 @@ func (cg *ConsumerGroup) teardown() {
 	if cg.topicSrc != nil {
 		cg.topicSrc.close()
 	}
-	if cg.batchFetcher != nil {
+	if cg.fetcher != nil {
+		cg.fetcher.closeConns()
 		cg.batchFetcher.closeConns()
 	}
 	if cg.consumer != nil {

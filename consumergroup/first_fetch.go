@@ -33,8 +33,10 @@ type firstFetcher struct {
 	// connection in order, so a long poll there would hold up every other
 	// request (short fetches, offset commits) behind it.
 	ownConns bool
-	conns    map[int32]*sarama.Broker // by broker id; with ownConns
+	conns    map[int32]*sarama.Broker // by broker id; with ownConns (see fetcher_conns.go)
+	dialer   *connDialer              // dials conns; with ownConns
 	closed   bool                     // closeConns was called: no new own connections
+	rounds   sync.WaitGroup           // the round loops running (see run)
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -65,7 +67,10 @@ type fetchResult struct {
 	// after the last message the leader holds, read or not.
 	hwm   int64
 	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
-	err   error
+	// throttle is how long the broker asked to hold back the next fetch (a
+	// client quota exceeded): the answer holds no messages then.
+	throttle time.Duration
+	err      error
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
@@ -166,12 +171,20 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.ownConns && f.closed {
+		w.done <- fetchResult{err: errFetcherClosed} // closeConns waits for no new round
+		return
+	}
 	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
 	f.leaders[id] = leader
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
-		go f.run(id)
+		f.rounds.Add(1)
+		go func() {
+			defer f.rounds.Done()
+			f.run(id)
+		}()
 	}
 }
 
@@ -251,6 +264,15 @@ func (f *firstFetcher) round(id int32, broker *sarama.Broker, batch []*fetchWant
 			w.done <- fetchResult{err: err}
 		}
 		return err
+	}
+	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
+		// Over a client quota the broker answers at once, with no
+		// partition, only how long to hold back: nothing yet, as sarama's
+		// partition consumer reads it.
+		for _, w := range batch {
+			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
+		}
+		return nil
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {

@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -16,18 +14,18 @@ import (
 	"github.com/zkgroup/kafka/internal/testenv"
 )
 
-// TestIntegrationReviewThrottledFetchOnRealBroker: the real broker, with a
+// TestIntegrationThrottledFetchOnRealBroker: the real broker, with a
 // consumer byte-rate quota on the client id, answers the feed's fetch (v5)
 // with a response that holds no partition at all once the quota is
-// exceeded; the fetcher turns it into an error, which ends a feed (see
-// TestReviewThrottledFetchEndsFeed). sarama's partition consumer reads
-// the same response as "nothing yet".
-func TestIntegrationReviewThrottledFetchOnRealBroker(t *testing.T) {
+// exceeded. The fetcher reads it as sarama's partition consumer does,
+// "nothing yet" (see TestThrottledFetchDoesNotEndTheFeed), not as an error
+// that would end a feed.
+func TestIntegrationThrottledFetchOnRealBroker(t *testing.T) {
 	testenv.Integration(t)
 	if !metrics.UseNilMetrics {
 		metrics.UseNilMetrics = true // as mockFetchGroup
 	}
-	topic := testenv.UniqueName("review-quota")
+	topic := testenv.UniqueName("throttled")
 	testenv.CreateTopic(t, topic, 1)
 	clientID := strings.ReplaceAll(topic, ".", "-")
 	conf := sarama.NewConfig()

@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -12,15 +10,13 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// TestReviewThrottledFetchEndsFeed: a broker enforcing a client quota
+// TestThrottledFetchDoesNotEndTheFeed: a broker enforcing a client quota
 // answers a throttled fetch at once with an empty response (no partitions,
-// only ThrottleTime; Kafka's FetchContext.getThrottledResponse). sarama's
-// partition consumer reads that as "nothing yet" and fetches again
-// (consumer.go: "If request was throttled and empty we log and return
-// without error"). The batch feed reads it as "fetch response without the
-// partition" and ends: every feed in that round falls back to sarama's
-// partition consumer for the rest of its pass.
-func TestReviewThrottledFetchEndsFeed(t *testing.T) {
+// only ThrottleTime). sarama's partition consumer reads that as "nothing
+// yet" and fetches again; so does the feed, after holding back as asked
+// (read as "fetch response without the partition", it ended the feed, and
+// every feed in that round fell back to sarama's partition consumer).
+func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	data := &sarama.FetchResponse{Version: 5}
@@ -47,7 +43,7 @@ func TestReviewThrottledFetchEndsFeed(t *testing.T) {
 		}
 		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
 	}
-	feed := newBatchFeed(context.Background(), fetch, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	defer feed.stop()
 	select {
 	case r := <-feed.batches:

@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -9,17 +7,14 @@ import (
 	"time"
 )
 
-// TestIntegrationReviewIdleFeedHighWaterMark: a partition whose committed
+// TestIntegrationIdleFeedHighWaterMark: a partition whose committed
 // offset is its log end (1000: caught up, nothing to hand out). sarama's
-// partition consumer knows the mark from the moment it opens
-// (chooseStartingOffset stores the newest offset), so with Fetch.Batches
-// false the worker's mark, the claim's HighWaterMarkOffset() and the lag
-// gauge say 1000 / 0 at once. The feed's long polls carry the mark too
-// (1000 here), but only batches with messages pass it to pump: the mark
-// stays 0, HighWaterMarkOffset() returns 0, and the lag gauge of the
-// partition is never updated (offset_manager skips a mark of 0) for as
-// long as the partition stays idle.
-func TestIntegrationReviewIdleFeedHighWaterMark(t *testing.T) {
+// partition consumer knows the mark from the moment it opens, so with
+// Fetch.Batches false the worker's mark, the claim's HighWaterMarkOffset()
+// and the lag gauge say 1000 / 0 at once. The feed's long polls carry the
+// mark too (1000 here) and the feed's fetch notes it (noteMark, as
+// startBatchFeed's fetch does), and pump, handing out nothing, leaves it.
+func TestIntegrationIdleFeedHighWaterMark(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	var fetches atomic.Int32
 	idle := func(ctx context.Context, _ bool, offset int64, _ int32) fetchResult {
@@ -29,9 +24,11 @@ func TestIntegrationReviewIdleFeedHighWaterMark(t *testing.T) {
 		case <-ctx.Done():
 			return fetchResult{err: ctx.Err()}
 		}
-		return fetchResult{next: offset, hwm: 1000}
+		r := fetchResult{next: offset, hwm: 1000}
+		f.w.noteMark(r)
+		return r
 	}
-	feed := newBatchFeed(f.w.ctx, idle, 1000, 0, newFeedBudget(1<<20), 1000)
+	feed := newBatchFeed(f.w.ctx, idle, nil, 1000, 0, newFeedBudget(1<<20), 1000)
 	res := f.runFrom(fedConsumer(feed), nil, 1000)
 	deadline := time.Now().Add(5 * time.Second)
 	for fetches.Load() < 5 && time.Now().Before(deadline) {

@@ -1,0 +1,175 @@
+package consumergroup
+
+import (
+	"net"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// A fetcher with ownConns sends its rounds over connections of its own, one
+// per broker, opened with the client's config (TLS, SASL, the proxy) on
+// first use. Kafka answers a connection's requests in order, so a request
+// waiting there waits for everything sent before it: the batch feed's
+// long polls get connections of their own (one fetcher), and its busy
+// fetches others (a second fetcher), apart from the client's, where a
+// partition read by sarama's partition consumer long-polls and offsets are
+// committed.
+//
+// sarama's Broker.Close waits for the answer to a request in flight, which
+// a long poll holds for up to Consumer.MaxWaitTime, a hung broker for the
+// read timeout. So the fetcher dials its own connections itself (connDialer)
+// and closeConns shuts their sockets first: the requests in flight fail at
+// once, and Close leaves no round, goroutine or connection behind.
+
+// connTo returns the connection to leader the fetcher's rounds use: the
+// client's, or, with ownConns, one of the fetcher's own, opened on first
+// use (nil once closeConns was called). f.mu is held.
+func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
+	if !f.ownConns {
+		return leader
+	}
+	if f.closed {
+		return nil // opened now, nobody would close it
+	}
+	if f.conns == nil {
+		f.conns = make(map[int32]*sarama.Broker)
+		f.dialer = newConnDialer(f.cg.config.Config)
+	}
+	b, ok := f.conns[leader.ID()]
+	if !ok || b.Addr() != leader.Addr() {
+		if ok { // the leader moved; its old connection is idle (rounds go one at a time)
+			old := b
+			go func() { _ = old.Close() }()
+		}
+		b = sarama.NewBroker(leader.Addr())
+		_ = b.Open(ownConnConfig(f.cg.config.Config, f.dialer)) // a failed dial fails the round's Fetch
+		f.conns[leader.ID()] = b
+	}
+	return b
+}
+
+// dropConn forgets conn, the fetcher's own connection to broker id, after
+// a round over it failed, and closes it: a sarama Broker whose connection
+// broke fails every later request, so keeping it would fail every later
+// round to that broker. The next round opens a new one. A connection that
+// is not (or no longer) the fetcher's own is left alone: the client's, or
+// one already replaced or closed.
+func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
+	f.mu.Lock()
+	if f.conns[id] != conn {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.conns, id)
+	f.mu.Unlock()
+	_ = conn.Close() // its round failed: nothing in flight to wait for
+}
+
+// ownConnReadMargin is how much longer than Consumer.MaxWaitTime a long
+// poll on an own connection may take to be answered before the round fails
+// (its feeds then retry).
+const ownConnReadMargin = 5 * time.Second
+
+// ownConnConfig is conf for the fetcher's own connections: dialed through
+// d, and read with a timeout of at most Consumer.MaxWaitTime +
+// ownConnReadMargin, so a broker that stops answering fails a round within
+// that, not the client's read timeout (30 s by default).
+func ownConnConfig(conf *sarama.Config, d *connDialer) *sarama.Config {
+	c := *conf
+	c.Net.ReadTimeout = min(conf.Net.ReadTimeout, conf.Consumer.MaxWaitTime+ownConnReadMargin)
+	c.Net.Proxy.Enable = true
+	c.Net.Proxy.Dialer = d
+	return &c
+}
+
+// closeConns closes the fetcher's own connections and waits until its
+// rounds are over. The sockets are shut first, so a round in flight fails
+// at once instead of waiting for a long poll's answer; rounds after it
+// fail (errFetcherClosed) instead of opening new connections. The group's
+// teardown calls it once every feed has stopped.
+func (f *firstFetcher) closeConns() {
+	if !f.ownConns {
+		return // rounds over the client's connections end with the client
+	}
+	f.mu.Lock()
+	f.closed = true
+	conns := f.conns
+	f.conns = nil
+	d := f.dialer
+	f.mu.Unlock()
+	if d != nil {
+		d.closeAll()
+	}
+	for _, b := range conns {
+		_ = b.Close()
+	}
+	f.rounds.Wait()
+}
+
+// dialer is what sarama's Net.Proxy.Dialer needs (and net.Dialer has).
+type dialer interface {
+	Dial(network, addr string) (net.Conn, error)
+}
+
+// connDialer dials the fetcher's own connections the way sarama would
+// (through the configured proxy, or with the Net dial settings) and keeps
+// each socket it opened, so closeAll can shut them under a request in
+// flight.
+type connDialer struct {
+	inner dialer
+
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	closed bool
+}
+
+func newConnDialer(conf *sarama.Config) *connDialer {
+	var inner dialer = &net.Dialer{Timeout: conf.Net.DialTimeout, KeepAlive: conf.Net.KeepAlive, LocalAddr: conf.Net.LocalAddr}
+	if conf.Net.Proxy.Enable && conf.Net.Proxy.Dialer != nil {
+		inner = conf.Net.Proxy.Dialer
+	}
+	return &connDialer{inner: inner, open: make(map[net.Conn]struct{})}
+}
+
+// Dial opens a socket and keeps it until it is closed; after closeAll it
+// fails.
+func (d *connDialer) Dial(network, addr string) (net.Conn, error) {
+	c, err := d.inner.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		_ = c.Close()
+		return nil, errFetcherClosed
+	}
+	d.open[c] = struct{}{}
+	return &trackedConn{Conn: c, d: d}, nil
+}
+
+// closeAll shuts every socket still open and fails later dials.
+func (d *connDialer) closeAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for c := range d.open {
+		_ = c.Close()
+		delete(d.open, c)
+	}
+}
+
+// trackedConn is a socket of a connDialer's; closing it forgets it.
+type trackedConn struct {
+	net.Conn
+	d *connDialer
+}
+
+func (c *trackedConn) Close() error {
+	c.d.mu.Lock()
+	delete(c.d.open, c.Conn)
+	c.d.mu.Unlock()
+	return c.Conn.Close()
+}
