@@ -157,12 +157,18 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 }
 
 // run sends the queued wants of one broker, one request per round, until
-// none are left. A round that fails drops the fetcher's own connection it
+// none are left; a round answered at once asks for no more than the
+// response limit (see withinResponseLimit). A round that fails drops the fetcher's own connection it
 // went over (see dropConn), so the next round opens a new one.
 func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
 	for {
 		f.mu.Lock()
 		batch, rest := takeDistinct(f.pending[id])
+		if !f.longPoll {
+			var later []*fetchWant
+			batch, later = withinResponseLimit(batch, f.cg.config.Consumer.Fetch.MaxBytes)
+			rest = append(later, rest...)
+		}
 		f.pending[id] = rest
 		if len(batch) == 0 {
 			f.inFlight[id] = false

@@ -1,0 +1,24 @@
+package consumergroup
+
+// withinResponseLimit splits a round's wants into those whose partition
+// fetch sizes add up to at most maxBytes (the request's response limit,
+// Consumer.Fetch.MaxBytes; always at least the first want) and the rest,
+// for the next round. Kafka fills a response partition by partition, in an
+// order the request's encoding does not fix, until its limit is reached,
+// and answers the partitions after that with no records: a partition
+// answered so reads as one whose batches were all compacted away
+// (errNoRecordsBelowMark), and its feed falls back to sarama's partition
+// consumer. A round asking for no more than the limit is never cut short
+// so. Only the rounds answered at once are split: a long poll's round
+// waits up to Consumer.MaxWaitTime, so splitting it would delay every
+// idle partition after the first share by that much.
+func withinResponseLimit(wants []*fetchWant, maxBytes int32) (round, later []*fetchWant) {
+	var sum int64
+	for i, w := range wants {
+		sum += int64(w.size)
+		if i > 0 && sum > int64(maxBytes) {
+			return wants[:i], wants[i:]
+		}
+	}
+	return wants, nil
+}
