@@ -11,7 +11,10 @@ package consumergroup
 // consumer. A round asking for no more than the limit is never cut short
 // so. Only the rounds answered at once are split: a long poll's round
 // waits up to Consumer.MaxWaitTime, so splitting it would delay every
-// idle partition after the first share by that much.
+// idle partition after the first share by that much. Without the batch
+// feed the fetcher only reads first batches, and a partition answered
+// with no records just opens sarama's partition consumer at once, which
+// is faster than waiting for later rounds.
 func withinResponseLimit(wants []*fetchWant, maxBytes int32) (round, later []*fetchWant) {
 	var sum int64
 	for i, w := range wants {
