@@ -30,6 +30,9 @@
 // message: cg-busy through the handler, cg-busy-messages through
 // Messages() and CommitUpto, sarama-busy with sarama's group. -batches=false
 // turns the group's batch feed off (Config.Fetch.Batches).
+// -stall holds every reader back for a while from the case's start, so
+// the buffers between broker and reader fill up: the memory of a reader
+// slower than the fetches.
 // Besides the whole run, each case prints the time from its start to the
 // first message delivered and to the last message wanted (the throughput and busy cases) or to the last
 // partition heard from (the idle cases).
@@ -64,9 +67,11 @@ func main() {
 	size := flag.Int("size", 1000, "bytes per message value (busy cases)")
 	flag.BoolVar(&batches, "batches", true, "Config.Fetch.Batches of the group's cases")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
+	flag.DurationVar(&stall, "stall", 0, "how long the reader (handler or Messages() loop) waits before reading its first message, so buffers fill up")
+	flag.StringVar(&midProfile, "midprofile", "", "write a heap profile here (after a GC) when half the messages wanted were marked")
 	flag.StringVar(&goroutineProfile, "goroutineprofile", "", "write the goroutines, grouped by stack, here when the live heap is taken")
 	flag.Parse()
-	if heapProfile != "" {
+	if heapProfile != "" || midProfile != "" {
 		// The default rate samples one allocation per 512 KiB: too coarse
 		// to tell apart the per-partition sites of a 20 MiB heap.
 		runtime.MemProfileRate = 4096
@@ -149,6 +154,40 @@ var toLast time.Duration
 
 // heapProfile is the -heapprofile flag.
 var heapProfile string
+
+// stall is the -stall flag: a reader slower than the fetches, at its
+// worst, so every buffer between broker and reader fills before anything
+// is read.
+var stall time.Duration
+
+// stallOnce makes the readers wait out stall from the case's start, once:
+// every claim's reader waits for the same moment.
+func stallOnce() {
+	if d := stall - time.Since(start); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// midProfile is the -midprofile flag.
+var midProfile string
+
+// midProfileOnce writes the mid-run heap profile once.
+var midProfileOnce sync.Once
+
+// noteProgress writes the mid-run heap profile, if asked for, once seen
+// of want messages were marked: half of them.
+func noteProgress(seen, want int64) {
+	if midProfile == "" || seen < want/2 {
+		return
+	}
+	midProfileOnce.Do(func() {
+		runtime.GC()
+		if f, err := os.Create(midProfile); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	})
+}
 
 // goroutineProfile is the -goroutineprofile flag.
 var goroutineProfile string
@@ -240,9 +279,11 @@ func runMessages(zkAddr, group, topic string, n int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	stallOnce()
 	for got := 0; got < n; got++ {
 		_ = cg.CommitUpto(<-cg.Messages())
 		noteFirst()
+		noteProgress(int64(got+1), int64(n))
 	}
 	toLast = time.Since(start)
 	heap := liveHeap()
@@ -263,6 +304,7 @@ type markingHandler struct {
 func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (h *markingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	stallOnce()
 	for {
 		select {
 		case m, ok := <-c.Messages():
@@ -275,8 +317,10 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 				if _, loaded := h.parts.LoadOrStore(m.Partition, true); !loaded && h.seen.Add(1) == h.want {
 					h.doneOnce.Do(h.done)
 				}
-			} else if h.seen.Add(1) == h.want {
+			} else if seen := h.seen.Add(1); seen == h.want {
 				h.doneOnce.Do(h.done)
+			} else {
+				noteProgress(seen, h.want)
 			}
 		case <-s.Context().Done():
 			return nil
