@@ -1,5 +1,21 @@
 package consumergroup
 
+import "github.com/IBM/sarama"
+
+// busyRoundBytes is what a round answered at once asks for at most, in
+// partition fetch sizes: half of Consumer.Fetch.MaxBytes. A kept message
+// aliases the whole decoded response of its round, other partitions'
+// records included, until it is processed, and while one round's messages
+// are handed out the next round is fetched: the two together stay within
+// Consumer.Fetch.MaxBytes, about what sarama's partition consumers keep
+// (one response per broker, the next fetched once every partition took
+// its share). With 1,024 busy partitions of 1 MiB each, rounds of the
+// whole limit kept about twice the memory sarama's group does; half
+// rounds, about as much or less, in the same time.
+func busyRoundBytes(conf *sarama.Config) int32 {
+	return max(conf.Consumer.Fetch.MaxBytes/2, 1)
+}
+
 // withinResponseLimit splits a round's wants into those whose partition
 // fetch sizes add up to at most maxBytes (the request's response limit,
 // Consumer.Fetch.MaxBytes; always at least the first want) and the rest,

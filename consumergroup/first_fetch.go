@@ -158,15 +158,16 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 
 // run sends the queued wants of one broker, one request per round, until
 // none are left; with the batch feed, a round answered at once asks for
-// no more than the response limit (see withinResponseLimit). A round that fails drops the fetcher's own connection it
-// went over (see dropConn), so the next round opens a new one.
+// no more than half the response limit (see withinResponseLimit and
+// busyRoundBytes). A round that fails drops the fetcher's own connection
+// it went over (see dropConn), so the next round opens a new one.
 func (f *firstFetcher) run(id int32, leader *sarama.Broker) {
 	for {
 		f.mu.Lock()
 		batch, rest := takeDistinct(f.pending[id])
 		if !f.longPoll && f.cg.config.Fetch.Batches {
 			var later []*fetchWant
-			batch, later = withinResponseLimit(batch, f.cg.config.Consumer.Fetch.MaxBytes)
+			batch, later = withinResponseLimit(batch, busyRoundBytes(f.cg.config.Config))
 			rest = append(later, rest...)
 		}
 		f.pending[id] = rest
