@@ -75,6 +75,11 @@ func (f *firstFetcher) nextRound(id int32) []*fetchWant {
 		return batch
 	}
 	batch, rest = takeDistinct(f.pending[id])
+	if !f.longPoll && f.cg.config.Fetch.Batches {
+		var later []*fetchWant
+		batch, later = withinResponseLimit(batch, busyRoundBytes(f.cg.config.Config))
+		rest = append(later, rest...)
+	}
 	f.pending[id] = rest
 	return batch
 }

@@ -189,7 +189,9 @@ func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 }
 
 // run sends the queued wants of broker id, one request per round, until
-// none are left. Each round goes to the broker last named leader under id
+// none are left (see nextRound: starved wants first; with the batch feed,
+// a round answered at once asks for no more than half the response limit).
+// Each round goes to the broker last named leader under id
 // (see leaders). A round that fails drops the fetcher's own connection it
 // went over (see dropConn), so the next round opens a new one.
 func (f *firstFetcher) run(id int32) {

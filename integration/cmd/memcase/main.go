@@ -10,6 +10,9 @@
 //	go run ./integration/cmd/memcase -case sarama-group -n 500000
 //	go run ./integration/cmd/memcase -case cg-idle -partitions 1024
 //	go run ./integration/cmd/memcase -case sarama-idle -partitions 1024
+//	go run ./integration/cmd/memcase -case cg-busy -partitions 1024 -per 150 -size 1000
+//	go run ./integration/cmd/memcase -case cg-busy-messages -partitions 1024 -per 150 -size 1000
+//	go run ./integration/cmd/memcase -case sarama-busy -partitions 1024 -per 150 -size 1000
 //
 // The throughput cases read a 4-partition topic (zkgroup.mem.4.<n>,
 // created and filled with n messages on first use, then kept) from the
@@ -18,8 +21,21 @@
 // Messages() and CommitUpto; cg-handler with NewConsumerGroup and a
 // handler calling MarkMessage; sarama-group with sarama.NewConsumerGroup
 // and the same handler. The idle cases own every partition of
-// zkgroup.scale.<partitions> (created by the scale benchmarks) with one
-// instance, wait until every partition delivered, then read on for 5 s.
+// zkgroup.scale.<partitions> (created by the scale benchmarks, or here
+// with one message per partition) with one instance, wait until every
+// partition delivered, then read on for 5 s. The busy cases read a topic
+// of partitions partitions each holding a backlog of per messages of size
+// bytes (zkgroup.mem.busy.<partitions>.<per>.<size>, created and filled on
+// first use, then kept) to the end under a new group, marking every
+// message: cg-busy through the handler, cg-busy-messages through
+// Messages() and CommitUpto, sarama-busy with sarama's group. -batches=false
+// turns the group's batch feed off (Config.Fetch.Batches).
+// -stall holds every reader back for a while from the case's start, so
+// the buffers between broker and reader fill up: the memory of a reader
+// slower than the fetches.
+// Besides the whole run, each case prints the time from its start to the
+// first message delivered and to the last message wanted (the throughput and busy cases) or to the last
+// partition heard from (the idle cases).
 // ZK_ADDR and KAFKA_ADDRS name the stack, as for the tests.
 package main
 
@@ -38,6 +54,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/consumergroup"
 )
@@ -45,11 +62,16 @@ import (
 func main() {
 	which := flag.String("case", "", "cg-messages, cg-handler, sarama-group, cg-idle or sarama-idle")
 	n := flag.Int("n", 500_000, "messages (throughput cases)")
-	partitions := flag.Int("partitions", 1024, "partitions (idle cases)")
+	partitions := flag.Int("partitions", 1024, "partitions (idle and busy cases)")
+	per := flag.Int("per", 150, "messages per partition (busy cases)")
+	size := flag.Int("size", 1000, "bytes per message value (busy cases)")
+	flag.BoolVar(&batches, "batches", true, "Config.Fetch.Batches of the group's cases")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
+	flag.DurationVar(&stall, "stall", 0, "how long the reader (handler or Messages() loop) waits before reading its first message, so buffers fill up")
+	flag.StringVar(&midProfile, "midprofile", "", "write a heap profile here (after a GC) when half the messages wanted were marked")
 	flag.StringVar(&goroutineProfile, "goroutineprofile", "", "write the goroutines, grouped by stack, here when the live heap is taken")
 	flag.Parse()
-	if heapProfile != "" {
+	if heapProfile != "" || midProfile != "" {
 		// The default rate samples one allocation per 512 KiB: too coarse
 		// to tell apart the per-partition sites of a 20 MiB heap.
 		runtime.MemProfileRate = 4096
@@ -60,27 +82,36 @@ func main() {
 
 	var topic string
 	var want int // messages to mark; for the idle cases, partitions to hear from
-	if strings.HasSuffix(*which, "-idle") {
+	var err error
+	switch {
+	case strings.HasSuffix(*which, "-idle"):
 		topic, want = fmt.Sprintf("zkgroup.scale.%d", *partitions), *partitions
-	} else {
-		topic, want = fmt.Sprintf("zkgroup.mem.4.%d", *n), *n
-		if err := ensureTopic(brokers, topic, 4, *n); err != nil {
-			fail(err)
+		err = ensureTopic(brokers, topic, int32(*partitions), *partitions, 0)
+	case strings.Contains(*which, "-busy"):
+		topic, want = fmt.Sprintf("zkgroup.mem.busy.%d.%d.%d", *partitions, *per, *size), *partitions**per
+		if err = ensureTopic(brokers, topic, int32(*partitions), want, *size); err == nil {
+			want, err = topicSize(brokers, topic) // a retried send may have added some
 		}
+	default:
+		topic, want = fmt.Sprintf("zkgroup.mem.4.%d", *n), *n
+		err = ensureTopic(brokers, topic, 4, *n, 0)
+	}
+	if err != nil {
+		fail(err)
 	}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	allocatedBefore := before.TotalAlloc
 	t0 := time.Now()
+	start = t0
 	var heap uint64
-	var err error
 	switch *which {
-	case "cg-messages":
+	case "cg-messages", "cg-busy-messages":
 		heap, err = runMessages(zkAddr, group, topic, want)
-	case "cg-handler", "cg-idle":
+	case "cg-handler", "cg-idle", "cg-busy":
 		heap, err = runHandler(zkAddr, group, topic, want, *which == "cg-idle")
-	case "sarama-group", "sarama-idle":
+	case "sarama-group", "sarama-idle", "sarama-busy":
 		heap, err = runSaramaGroup(brokers, group, topic, want, *which == "sarama-idle")
 	default:
 		err = fmt.Errorf("unknown case %q", *which)
@@ -88,8 +119,8 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Printf("case %s topic %s: %v, live heap after GC %.1f MiB, goroutines %d (stacks %.1f MiB), allocated %.0f MiB, RSS then %s, peak RSS (VmHWM) %s\n",
-		*which, topic, time.Since(t0).Round(time.Millisecond), float64(heap)/(1<<20), goroutines, float64(stacks)/(1<<20),
+	fmt.Printf("case %s batches %v topic %s: %v, to the first %v, to the last %v, partition batches through sarama's partition consumer %d, live heap after GC %.1f MiB, goroutines %d (stacks %.1f MiB), allocated %.0f MiB, RSS then %s, peak RSS (VmHWM) %s\n",
+		*which, batches, topic, time.Since(t0).Round(time.Millisecond), time.Duration(toFirst.Load()).Round(time.Millisecond), toLast.Round(time.Millisecond), saramaBatches, float64(heap)/(1<<20), goroutines, float64(stacks)/(1<<20),
 		float64(allocated-allocatedBefore)/(1<<20), rssThen, procStatus("VmHWM"))
 }
 
@@ -105,8 +136,58 @@ func fail(err error) {
 	os.Exit(1)
 }
 
+// batches is the -batches flag.
+var batches bool
+
+// start is when the case started (after its topic was ready).
+var start time.Time
+
+// toFirst is the time from start to the first message delivered.
+var toFirst atomic.Int64
+
+// noteFirst records the time to the first message, once.
+func noteFirst() { toFirst.CompareAndSwap(0, int64(time.Since(start))) }
+
+// toLast is the time from start to the last message (or, in the idle
+// cases, partition) the case waited for.
+var toLast time.Duration
+
 // heapProfile is the -heapprofile flag.
 var heapProfile string
+
+// stall is the -stall flag: a reader slower than the fetches, at its
+// worst, so every buffer between broker and reader fills before anything
+// is read.
+var stall time.Duration
+
+// stallOnce makes the readers wait out stall from the case's start, once:
+// every claim's reader waits for the same moment.
+func stallOnce() {
+	if d := stall - time.Since(start); d > 0 {
+		time.Sleep(d)
+	}
+}
+
+// midProfile is the -midprofile flag.
+var midProfile string
+
+// midProfileOnce writes the mid-run heap profile once.
+var midProfileOnce sync.Once
+
+// noteProgress writes the mid-run heap profile, if asked for, once seen
+// of want messages were marked: half of them.
+func noteProgress(seen, want int64) {
+	if midProfile == "" || seen < want/2 {
+		return
+	}
+	midProfileOnce.Do(func() {
+		runtime.GC()
+		if f, err := os.Create(midProfile); err == nil {
+			_ = pprof.WriteHeapProfile(f)
+			_ = f.Close()
+		}
+	})
+}
 
 // goroutineProfile is the -goroutineprofile flag.
 var goroutineProfile string
@@ -148,6 +229,9 @@ func liveHeap() uint64 {
 	goroutines = runtime.NumGoroutine()
 	stacks = ms.StackInuse
 	rssThen = procStatus("VmRSS")
+	if h, ok := registry.Get("consumer-batch-size").(metrics.Histogram); ok {
+		saramaBatches = h.Count()
+	}
 	allocated = ms.TotalAlloc
 	return ms.HeapAlloc
 }
@@ -176,17 +260,32 @@ func groupConfig() *consumergroup.Config {
 	cfg.Offsets.ProcessingTimeout = 5 * time.Second
 	cfg.Offsets.CommitInterval = 100 * time.Millisecond
 	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	cfg.Fetch.Batches = batches
+	cfg.MetricRegistry = registry
 	return cfg
 }
+
+// registry is the metric registry of the group's cases: sarama's partition
+// consumers register their "consumer-batch-size" histogram in it, so it
+// tells how many fetch responses went through them rather than the feed.
+var registry = metrics.NewRegistry()
+
+// saramaBatches is the number of partition batches sarama's partition
+// consumers parsed, read when the live heap is taken.
+var saramaBatches int64
 
 func runMessages(zkAddr, group, topic string, n int) (uint64, error) {
 	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{zkAddr}, groupConfig())
 	if err != nil {
 		return 0, err
 	}
+	stallOnce()
 	for got := 0; got < n; got++ {
 		_ = cg.CommitUpto(<-cg.Messages())
+		noteFirst()
+		noteProgress(int64(got+1), int64(n))
 	}
+	toLast = time.Since(start)
 	heap := liveHeap()
 	return heap, cg.Close()
 }
@@ -205,6 +304,7 @@ type markingHandler struct {
 func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (h *markingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
+	stallOnce()
 	for {
 		select {
 		case m, ok := <-c.Messages():
@@ -212,12 +312,15 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 				return nil
 			}
 			s.MarkMessage(m, "")
+			noteFirst()
 			if h.byParts {
 				if _, loaded := h.parts.LoadOrStore(m.Partition, true); !loaded && h.seen.Add(1) == h.want {
 					h.doneOnce.Do(h.done)
 				}
-			} else if h.seen.Add(1) == h.want {
+			} else if seen := h.seen.Add(1); seen == h.want {
 				h.doneOnce.Do(h.done)
+			} else {
+				noteProgress(seen, h.want)
 			}
 		case <-s.Context().Done():
 			return nil
@@ -235,6 +338,7 @@ func consumeUntil(idle bool, want int, consume func(ctx context.Context, h *mark
 	var heap uint64
 	go func() {
 		<-reached
+		toLast = time.Since(start)
 		if idle {
 			time.Sleep(5 * time.Second)
 		}
@@ -282,8 +386,9 @@ func runGroup(g sarama.ConsumerGroup, topic string, want int, idle bool) (uint64
 }
 
 // ensureTopic creates topic with partitions and fills it with n messages,
-// round-robin, unless it exists already.
-func ensureTopic(brokers []string, topic string, partitions int32, n int) error {
+// each partition's share in one go, unless it exists already. size is the
+// bytes of each message's value; 0 for a short "message <i>".
+func ensureTopic(brokers []string, topic string, partitions int32, n, size int) error {
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
 	admin, err := sarama.NewClusterAdmin(brokers, cfg)
@@ -295,12 +400,14 @@ func ensureTopic(brokers []string, topic string, partitions int32, n int) error 
 	if errors.Is(err, sarama.ErrTopicAlreadyExists) {
 		return nil
 	}
-	if err != nil {
+	// A request timeout only means the broker is still creating the
+	// partitions: the producer below waits for their leaders.
+	if err != nil && !errors.Is(err, sarama.ErrRequestTimedOut) {
 		return err
 	}
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	var p sarama.SyncProducer
 	for i := 0; ; i++ { // the new partitions need a moment to get their leader
 		if p, err = sarama.NewSyncProducer(brokers, cfg); err == nil {
@@ -312,10 +419,13 @@ func ensureTopic(brokers []string, topic string, partitions int32, n int) error 
 		time.Sleep(200 * time.Millisecond)
 	}
 	defer p.Close()
-	for sent := 0; sent < n; sent += 500 {
+	const chunk = 5000
+	for sent := 0; sent < n; sent += chunk {
 		var msgs []*sarama.ProducerMessage
-		for i := sent; i < min(sent+500, n); i++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
+		for i := sent; i < min(sent+chunk, n); i++ {
+			// partition p gets messages p*n/partitions up to (p+1)*n/partitions
+			p := int32(int64(i) * int64(partitions) / int64(n))
+			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: p, Value: sarama.ByteEncoder(messageValue(i, size))})
 		}
 		for try := 0; ; try++ {
 			if err = p.SendMessages(msgs); err == nil {
@@ -328,4 +438,37 @@ func ensureTopic(brokers []string, topic string, partitions int32, n int) error 
 		}
 	}
 	return nil
+}
+
+// messageValue is message i's value: "message <i>", padded with filler up
+// to size bytes when size is larger.
+func messageValue(i, size int) []byte {
+	v := []byte(fmt.Sprintf("message %d ", i))
+	for len(v) < size {
+		v = append(v, byte('a'+len(v)%26))
+	}
+	return v
+}
+
+// topicSize returns the messages topic holds: the sum of its partitions'
+// newest offsets (nothing is ever deleted on the stack).
+func topicSize(brokers []string, topic string) (int, error) {
+	client, err := sarama.NewClient(brokers, sarama.NewConfig())
+	if err != nil {
+		return 0, err
+	}
+	defer client.Close()
+	ps, err := client.Partitions(topic)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, p := range ps {
+		n, err := client.GetOffset(topic, p, sarama.OffsetNewest)
+		if err != nil {
+			return 0, err
+		}
+		total += int(n)
+	}
+	return total, nil
 }
