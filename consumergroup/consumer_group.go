@@ -128,14 +128,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.log = cg.log.With("instance", cg.instance.ID)
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
-	cg.fetcher = newFirstFetcher(cg)
-	// With batches, busy partitions' fetches also go over connections of
-	// their own: a partition read by sarama's partition consumer long-polls
-	// on the client's.
-	cg.fetcher.ownConns = config.Fetch.Batches
-	cg.batchFetcher = newFirstFetcher(cg)
-	cg.batchFetcher.longPoll = true
-	cg.batchFetcher.ownConns = true
+	cg.fetcher, cg.batchFetcher = newFetchers(cg)
 	cg.feedBudget = newFeedBudget(int64(config.Config.Consumer.Fetch.MaxBytes))
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})

@@ -100,6 +100,19 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 		leaders: make(map[int32]*sarama.Broker)}
 }
 
+// newFetchers returns the group's two fetchers: busy reads first batches
+// and, with Fetch.Batches, the batch feed's fetches answered at once; idle
+// the feed's long polls. Both of the feed's go over connections of their
+// own: a partition read by sarama's partition consumer long-polls on the
+// client's, and would hold up a busy fetch queued behind it there.
+func newFetchers(cg *ConsumerGroup) (busy, idle *firstFetcher) {
+	busy = newFirstFetcher(cg)
+	busy.ownConns = cg.config.Fetch.Batches
+	idle = newFirstFetcher(cg)
+	idle.longPoll, idle.ownConns = true, true
+	return busy, idle
+}
+
 // fetch returns the messages at and after offset in the first batch the
 // leader returns, at most ChannelBufferSize of them. It returns nothing,
 // and no error, when the fast path does not apply: no stored offset, a
@@ -118,9 +131,13 @@ func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32,
 }
 
 // directFetchApplies reports whether conf allows direct fetches: record
-// batches (Kafka 0.11 or later) read uncommitted.
+// batches (Kafka 0.11 or later) read uncommitted, from the leader. With a
+// RackID, sarama's partition consumer sends it and follows the leader's
+// preferred read replica (a replica in the consumer's rack), which direct
+// fetches, always to the leader, would not.
 func directFetchApplies(conf *sarama.Config) bool {
-	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted
+	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted &&
+		conf.RackID == ""
 }
 
 // fetchUpTo fetches at offset through the broker's coalesced rounds and

@@ -328,6 +328,8 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 						// often: resume after what went out, on sarama's
 						// partition consumer.
 						w.cg.met().feedFallbacks.Inc(1)
+						w.cg.log.Info("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
+							"topic", w.tp.Topic, "partition", w.tp.Partition, "err", b.err)
 						if last >= 0 {
 							return last + 1, eventSeek, false
 						}

@@ -1,5 +1,3 @@
-//go:build review
-
 package integration
 
 import (
@@ -9,18 +7,17 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestIntegrationReviewGoroutinesOutliveClose: with Fetch.Batches, an idle
-// partition long-polls over the feed's own connection, and Close tears the
-// fetcher down in the background (closeConns), so the fetcher's round
-// goroutine and the own connection's sarama goroutines outlive Close by up
-// to Consumer.MaxWaitTime (a hung broker: MaxWaitTime + 5 s). A caller
-// that checks for leaked goroutines right after Close (goleak.VerifyNone,
-// with its default retries of about half a second) finds them whenever
-// MaxWaitTime exceeds that; the integration tests set MaxWaitTime to
-// 100 ms, which hides it. With Fetch.Batches false, sarama's partition
-// consumer waits for its fetch in flight inside Close, and nothing is
-// left (the control case).
-func TestIntegrationReviewGoroutinesOutliveClose(t *testing.T) {
+// TestIntegrationNothingOutlivesClose: with Fetch.Batches, an idle
+// partition long-polls over the feed's own connection; Close shuts that
+// connection's socket under the long poll and waits for the fetcher's
+// rounds, so nothing of the fetcher outlives Close, whatever
+// Consumer.MaxWaitTime (a caller checking for leaked goroutines right after
+// Close would find them otherwise: as first built, the round goroutine and
+// the connection's sarama goroutines outlived Close by up to MaxWaitTime,
+// which the other integration tests' 100 ms hides). With Fetch.Batches
+// false, sarama's partition consumer waits for its fetch in flight inside
+// Close, and nothing is left either (the control case).
+func TestIntegrationNothingOutlivesClose(t *testing.T) {
 	for _, batches := range []bool{false, true} {
 		name := "sarama"
 		if batches {
@@ -33,7 +30,7 @@ func TestIntegrationReviewGoroutinesOutliveClose(t *testing.T) {
 			cfg := testConfig()
 			cfg.Fetch.Batches = batches
 			cfg.Consumer.MaxWaitTime = 2 * time.Second // sarama's default is 500 ms; any value above goleak's retries shows it
-			cg := join(t, "review-linger-"+topic, []string{topic}, cfg)
+			cg := join(t, "linger-"+topic, []string{topic}, cfg)
 			select {
 			case m := <-cg.Messages():
 				_ = cg.CommitUpto(m)
