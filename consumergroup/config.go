@@ -214,13 +214,16 @@ type Config struct {
 		// the partition's leader itself and hands them out one message at
 		// a time, fetching the next batch meanwhile (busy partitions are
 		// fetched again at once; idle ones long-poll over connections of
-		// the group's own, so they never hold up a busy one). Batches
-		// fetched ahead share a budget of Consumer.Fetch.MaxBytes. false:
+		// the group's own, so they never hold up a busy one; busy ones over
+		// others of its own). Batches fetched ahead share a budget of
+		// Consumer.Fetch.MaxBytes. Close shuts those connections at once,
+		// without waiting for a long poll in flight. false:
 		// every partition is read through sarama's PartitionConsumer, one
 		// message at a time, which costs one more goroutine hand-off per
 		// message. sarama's PartitionConsumer is also used whatever this
-		// says with Consumer.IsolationLevel ReadCommitted or a
-		// Version before 0.11, and for the rest of a partition's pass
+		// says with Consumer.IsolationLevel ReadCommitted, a Version
+		// before 0.11 or a RackID (sarama's consumer follows the leader's
+		// preferred read replica), and for the rest of a partition's pass
 		// after a fetch error that retrying does not mend (an offset out
 		// of range, a batch larger than Consumer.Fetch.Max). Errors that
 		// retrying mends (a moved leader, a broken connection) are retried

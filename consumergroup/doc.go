@@ -78,8 +78,8 @@
 //     once, an idle one long-polls over a connection of the group's own so
 //     it never holds up a busy one, and batches fetched ahead share a budget
 //     of Consumer.Fetch.MaxBytes. sarama's PartitionConsumer reads instead
-//     with read_committed, before Kafka 0.11, and after a fetch error that
-//     retrying does not mend. Offsets.Initial is resolved to a
+//     with read_committed, before Kafka 0.11, with a RackID, and after a
+//     fetch error that retrying does not mend. Offsets.Initial is resolved to a
 //     real offset first and committed at once (fenced by the claim), so every
 //     claimed partition has an offset node, even one never marked: monitors
 //     such as Burrow, which read the nodes of partitions 0..n-1, see them all.
