@@ -9,12 +9,15 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// firstFetcher reads the first batch of newly claimed partitions with direct
-// fetches to their leaders. sarama's consumer batches new partition
-// subscriptions for 100 ms before its first fetch, which alone would break
-// the handoff promise (a gained partition delivers within 100 ms of the
-// previous owner's release). The worker starts its partition consumer right
-// after this batch, at the offset where the batch ends.
+// firstFetcher fetches partitions' record batches directly from their
+// leaders: with Fetch.Batches, every batch the batch feed hands out (see
+// newFetchers); without, the first batch of a newly claimed partition,
+// after which the worker starts sarama's partition consumer at the offset
+// where the batch ends. Either way a gained partition's first fetch goes
+// out at once: sarama's consumer batches new partition subscriptions for
+// 100 ms before its first fetch, which alone would break the handoff
+// promise (a gained partition delivers within 100 ms of the previous
+// owner's release).
 //
 // Requests to one broker are coalesced: while a fetch to a broker is in
 // flight, new partitions queue up and go out together in the next one, so a
