@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/IBM/sarama"
 )
 
 // batchFeed fetches a partition's batches in the background, from one
@@ -164,6 +166,18 @@ func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
 func (f *batchFeed) handedOut() {
 	f.budget.release(&f.hold, f.current)
 	f.current = 0
+}
+
+// takeBatch returns b's messages for pump's prefix path, and raises the
+// worker's high-water mark to b's response's if it is higher. The feed's
+// fetch noted that mark already (see noteMark), and a later fetch's may
+// have replaced it since (the feed fetches ahead): taking b never lowers
+// it.
+func (w *partitionWorker) takeBatch(b fetchResult) []*sarama.ConsumerMessage {
+	if b.err == nil && b.hwm > w.hwm.Load() {
+		w.hwm.Store(b.hwm)
+	}
+	return b.msgs
 }
 
 // noteMark sets the worker's high-water mark to the one in r, a fetch

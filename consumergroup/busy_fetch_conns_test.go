@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/internal/testenv"
 )
@@ -24,9 +23,6 @@ import (
 // long poll on the idle partition ended.
 func TestIntegrationBusyFetchNotBehindSaramaLongPoll(t *testing.T) {
 	testenv.Integration(t)
-	if !metrics.UseNilMetrics {
-		metrics.UseNilMetrics = true // as mockFetchGroup: go-metrics' process-wide goroutine is not ours
-	}
 	topic := testenv.UniqueName("busy-hol")
 	testenv.CreateTopic(t, topic, 2)
 	conf := sarama.NewConfig()

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
@@ -41,9 +40,6 @@ func fenceTestConfig() *Config {
 // new assignee could never claim it.
 func TestIntegrationFencedStopReleasesClaim(t *testing.T) {
 	testenv.Integration(t)
-	// go-metrics starts a process-wide goroutine on the first meter that this
-	// package's goleak TestMain would flag; it is not ours.
-	metrics.UseNilMetrics = true
 	topic := testenv.UniqueName("fence")
 	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), fenceTestConfig().Config)
 	if err != nil {

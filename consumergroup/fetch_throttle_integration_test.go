@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	"github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/internal/testenv"
 )
@@ -22,9 +21,6 @@ import (
 // that would end a feed.
 func TestIntegrationThrottledFetchOnRealBroker(t *testing.T) {
 	testenv.Integration(t)
-	if !metrics.UseNilMetrics {
-		metrics.UseNilMetrics = true // as mockFetchGroup
-	}
 	topic := testenv.UniqueName("throttled")
 	testenv.CreateTopic(t, topic, 1)
 	clientID := strings.ReplaceAll(topic, ".", "-")

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
-	"github.com/rcrowley/go-metrics"
 )
 
 // mockFetchLeader makes broker the leader of t/0 and answers its fetches
@@ -26,12 +25,6 @@ func mockFetchLeader(t *testing.T, broker *sarama.MockBroker) {
 // mockFetchGroup is a group with only what a fetcher needs: a config and
 // a client of broker.
 func mockFetchGroup(t *testing.T, broker *sarama.MockBroker) *ConsumerGroup {
-	// go-metrics starts a process-wide goroutine on the first meter that this
-	// package's goleak TestMain would flag; it is not ours. Set once:
-	// brokers a test closes in the background still read it.
-	if !metrics.UseNilMetrics {
-		metrics.UseNilMetrics = true
-	}
 	conf := sarama.NewConfig()
 	conf.Version = sarama.V2_8_0_0
 	conf.ApiVersionsRequest = false // the mock broker does not answer it

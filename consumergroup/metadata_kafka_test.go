@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	metrics "github.com/rcrowley/go-metrics"
 )
 
 // scriptedMetadata is a fake metadataFetcher: it records each request's
@@ -230,12 +229,6 @@ func TestKafkaTopicsLeaderMovesIgnoredWithoutLeaders(t *testing.T) {
 // request per fetch, for the subscribed topics, with automatic topic
 // creation off, whatever the group's sarama config says.
 func TestSaramaMetadataNeverCreatesTopics(t *testing.T) {
-	// go-metrics starts a process-wide goroutine on the first meter that this
-	// package's goleak TestMain would flag; it is not ours. Set once:
-	// brokers other tests close in the background still read it.
-	if !metrics.UseNilMetrics {
-		metrics.UseNilMetrics = true
-	}
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

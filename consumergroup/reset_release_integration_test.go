@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
@@ -17,7 +16,6 @@ import (
 // the instance the partition moved to can never claim it.
 func TestIntegrationResetDuringHandOffReleasesOwnerNode(t *testing.T) {
 	testenv.Integration(t)
-	metrics.UseNilMetrics = true
 	cfg := fenceTestConfig()
 	cfg.Offsets.ProcessingTimeout = 10 * time.Second // x's drain waits for marks that never come
 	topic := testenv.UniqueName("reset-rel")

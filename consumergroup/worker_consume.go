@@ -335,7 +335,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 						}
 						return start, eventSeek, false
 					}
-					prefix = b.msgs
+					prefix = w.takeBatch(b)
 					src.feed.taken(b)
 					continue
 				}
