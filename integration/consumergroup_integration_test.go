@@ -34,12 +34,24 @@ func TestIntegrationMultipleTopicsSingleConsumer(t *testing.T) {
 func TestIntegrationSingleTopicParallelConsumers(t *testing.T) {
 	testenv.Integration(t)
 	topic := newTopic(t, 4)
-	counts := produce(t, topic, 200)
 	group := testenv.UniqueName("g")
 
 	l := newLedger()
 	cg1 := join(t, group, []string{topic}, nil)
 	cg2 := join(t, group, []string{topic}, nil)
+	// The topic is filled once both own their share: produced before, the
+	// first to join could read all 200 before the second's join moved
+	// anything.
+	state := newGroupState(t, group)
+	waitFor(t, 30*time.Second, "both instances owning partitions", func() bool {
+		owners := state.owners(topic, 4)
+		distinct := map[string]bool{}
+		for _, o := range owners {
+			distinct[o] = true
+		}
+		return len(owners) == 4 && len(distinct) == 2
+	})
+	counts := produce(t, topic, 200)
 	d1, d2 := consume(t, 1, cg1, l), consume(t, 2, cg2, l)
 	waitFor(t, 60*time.Second, "200 messages", func() bool { return l.distinct() >= 200 })
 	closeGroup(t, cg1)
