@@ -1,0 +1,158 @@
+//go:build review
+
+package consumergroup
+
+import (
+	"context"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// reapingProxy is a user's Net.Proxy.Dialer that forwards every connection
+// to the real broker through a local TCP relay, so a test can close the
+// broker's side of one connection, as a Kafka broker does with a
+// connection idle longer than connections.max.idle.ms (10 minutes by
+// default).
+type reapingProxy struct {
+	t *testing.T
+
+	mu     sync.Mutex
+	relays []*relay // in dial order
+	wg     sync.WaitGroup
+}
+
+type relay struct{ client, server net.Conn } // our ends: toward sarama, toward the broker
+
+func (p *reapingProxy) Dial(network, addr string) (net.Conn, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	server, err := net.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		server.Close()
+		return nil, err
+	}
+	client := <-accepted
+	r := &relay{client: client, server: server}
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); _, _ = io.Copy(server, client); server.Close() }()
+	go func() { defer p.wg.Done(); _, _ = io.Copy(client, server); client.Close() }()
+	p.mu.Lock()
+	p.relays = append(p.relays, r)
+	p.mu.Unlock()
+	return conn, nil
+}
+
+// reap closes the broker's side of the connection dialed n-th (from 0).
+func (p *reapingProxy) reap(n int) {
+	p.mu.Lock()
+	r := p.relays[n]
+	p.mu.Unlock()
+	r.client.Close()
+	r.server.Close()
+}
+
+func (p *reapingProxy) dialed() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.relays)
+}
+
+func (p *reapingProxy) closeAll() {
+	p.mu.Lock()
+	for _, r := range p.relays {
+		r.client.Close()
+		r.server.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// A Kafka broker closes a connection that carried no request for
+// connections.max.idle.ms (10 minutes by default). The busy fetcher's own
+// connection to a broker is idle whenever every partition the group reads
+// from that broker is idle (their long polls go over the idle fetcher's
+// connection). When data comes again, the first busy fetch goes over the
+// connection the broker closed, fails, and the feed waits
+// Consumer.Retry.Backoff (2 s by default) and refreshes the metadata
+// before fetching again: every burst after a quiet period of 10 minutes,
+// and the first batch of every partition gained in a rebalance after one,
+// is late by the retry backoff, on a healthy cluster. sarama's partition
+// consumers never leave their connection idle (they long-poll on it).
+//
+// Here the retry backoff is an hour: the batch after the reaped connection
+// never comes within the test's 20 s.
+func TestReviewReapedIdleBusyConnectionCostsRetryBackoff(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	broker.SetLatency(5 * time.Millisecond) // long polls answered at once: no hot loop
+	serve := func(to int64) {
+		broker.SetHandlerByMap(map[string]sarama.MockResponse{
+			"MetadataRequest": leaderMetadata(t, broker, broker),
+			"FetchRequest":    sarama.NewMockWrapper(movingLeaderFetch(0, to)),
+		})
+	}
+	serve(1)
+	cg := mockFetchGroup(t, broker) // the client dials directly
+	proxy := &reapingProxy{t: t}
+	defer proxy.closeAll()
+	fconf := *cg.config.Config // the fetchers' config: the user's proxy
+	fconf.Net.Proxy.Enable = true
+	fconf.Net.Proxy.Dialer = proxy
+	fconf.Consumer.Retry.Backoff = time.Hour
+	cfg := &Config{Config: &fconf}
+	cfg.Fetch.Batches = true
+	cg.config = cfg
+	busy, idle := newFetchers(cg)
+	defer idle.closeConns()
+	defer busy.closeConns()
+	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
+		f := busy
+		if !isBusy {
+			f = idle
+		}
+		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
+	}
+	retry := newFeedRetry(cg.client, &fconf, "t")
+	feed := newBatchFeed(context.Background(), fetch, retry, 1<<20, 0, newFeedBudget(1<<26), 0)
+	defer feed.stop()
+
+	take := func(want int64) {
+		t.Helper()
+		select {
+		case b := <-feed.batches:
+			if b.err != nil || len(b.msgs) == 0 || b.msgs[len(b.msgs)-1].Offset != want {
+				t.Fatalf("batch %v, err %v; want one ending at %d", b.msgs, b.err, want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("no batch ending at %d within 20 s: the feed waits its retry backoff after a busy fetch over the connection the broker closed as idle", want)
+		}
+	}
+	take(0) // busy fetch: the busy fetcher's connection is dialed first
+	for proxy.dialed() < 2 {
+		time.Sleep(time.Millisecond) // the idle fetcher's long polls are going
+	}
+	proxy.reap(0) // the broker closes the busy connection, idle since
+	time.Sleep(50 * time.Millisecond)
+	serve(2)
+	take(1) // through the long poll; the next fetch is busy
+	serve(3)
+	take(2)
+}

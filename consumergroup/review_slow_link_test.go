@@ -1,0 +1,112 @@
+//go:build review
+
+package consumergroup
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// slowLinkProxy is a user's Net.Proxy.Dialer whose connections carry the
+// broker's answers at bytesPerSecond: a consumer reading over a WAN link.
+type slowLinkProxy struct {
+	bytesPerSecond int
+
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func (p *slowLinkProxy) Dial(network, addr string) (net.Conn, error) {
+	server, err := net.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	ours, theirs := net.Pipe()
+	p.mu.Lock()
+	p.conns = append(p.conns, server, ours)
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); _, _ = io.Copy(server, ours); server.Close() }()
+	go func() {
+		defer p.wg.Done()
+		defer ours.Close()
+		chunk := make([]byte, p.bytesPerSecond/20)
+		for {
+			n, err := server.Read(chunk)
+			if n > 0 {
+				time.Sleep(50 * time.Millisecond)
+				if _, werr := ours.Write(chunk[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return theirs, nil
+}
+
+func (p *slowLinkProxy) closeAll() {
+	p.mu.Lock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// The fetchers' own connections read with a timeout of
+// Consumer.MaxWaitTime + 5 s (5.5 s by default) instead of Net.ReadTimeout
+// (30 s by default). A fetch response takes as long to arrive as its size
+// over the link: a busy round asks for up to Consumer.Fetch.MaxBytes / 2
+// (50 MiB by default), which needs 9 MiB/s to arrive within 5.5 s. Over a
+// slower link every large round fails with an i/o timeout, is retried at
+// the same size (20 times, Consumer.Retry.Backoff apart: minutes) and the
+// partitions then fall back to sarama's partition consumer, which reads
+// the same response fine within Net.ReadTimeout.
+//
+// Here one partition's 3 MiB record batch comes over a 512 KiB/s link
+// (6 s); the client's Net.ReadTimeout is the default 30 s.
+func TestReviewOwnConnReadTimeoutFailsLargeResponseOnSlowLink(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	res := &sarama.FetchResponse{Version: 5}
+	res.AddRecordBatch("t", 0, nil, sarama.ByteEncoder(bytes.Repeat([]byte("x"), 3<<20)), 0, 0, false)
+	res.GetBlock("t", 0).HighWaterMarkOffset = 1
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": leaderMetadata(t, broker, broker),
+		"FetchRequest":    sarama.NewMockWrapper(res),
+	})
+	cg := mockFetchGroup(t, broker)
+	proxy := &slowLinkProxy{bytesPerSecond: 512 << 10}
+	defer proxy.closeAll()
+	fconf := *cg.config.Config
+	fconf.Net.Proxy.Enable = true
+	fconf.Net.Proxy.Dialer = proxy
+	fconf.Consumer.Fetch.Default = 4 << 20
+	cfg := &Config{Config: &fconf}
+	cfg.Fetch.Batches = true
+	cg.config = cfg
+	busy, idle := newFetchers(cg)
+	defer idle.closeConns()
+	defer busy.closeConns()
+	began := time.Now()
+	r := busy.fetchSized(context.Background(), "t", 0, 0, math.MaxInt, fconf.Consumer.Fetch.Default)
+	if r.err != nil {
+		t.Fatalf("busy fetch of a 3 MiB batch over a 512 KiB/s link failed after %v: %v (Net.ReadTimeout is %v)",
+			time.Since(began).Round(time.Millisecond), r.err, fconf.Net.ReadTimeout)
+	}
+	if len(r.msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(r.msgs))
+	}
+}
