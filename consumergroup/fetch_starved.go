@@ -18,18 +18,19 @@ import "errors"
 // neither has records below the high-water mark, and sarama's decoder
 // drops an empty batch without a trace (the response's record bytes for the
 // partition are not kept), so the response alone cannot tell them apart.
-// What tells them apart is the round: Kafka gives at least one batch to the
-// first partition with data, so in a round where no other partition got
-// records, or in a round of one partition, an answer without records is
-// not starvation. So a partition that came back without records below its
-// high-water mark while another partition of its round got records is
-// fetched again, before the broker's other wants (nextRound): first with
-// the other starved ones, as many as the response's limit holds at their
-// fetch sizes, and, starved again, in a round of its own, where it cannot
-// be starved. Empty in a round of its own, or in a round where nobody got
-// records, it is answered with errNoRecordsBelowMark (the batch feed then
-// falls back to sarama's partition consumer, which steps past an empty
-// batch).
+// What tells them apart is a round of its own: Kafka gives at least one
+// batch to the first partition with data, so alone, an answer without
+// records is not starvation. A partition that came back without records
+// below its high-water mark while another partition of its round got
+// records is fetched again, before the broker's other wants (nextRound):
+// first with the other starved ones, as many as the response's limit
+// holds at their fetch sizes, and, starved again, in a round of its own.
+// In a round where nobody got records it goes alone at once: an empty
+// batch counts as "data" for Kafka's allowance, so it may have taken it
+// from a partition whose first batch is larger than its fetch size. Empty
+// in a round of its own, it is answered with errNoRecordsBelowMark (the
+// batch feed then falls back to sarama's partition consumer, which steps
+// past an empty batch).
 
 // starvedAlone is how many times a want may come back starved before its
 // next round holds it alone.
@@ -50,8 +51,12 @@ func (f *firstFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 	var starved []*fetchWant
 	for i, w := range batch {
 		r := results[i]
-		if fed && len(batch) > 1 && w.starved < starvedAlone && errors.Is(r.err, errNoRecordsBelowMark) {
-			w.starved++
+		if len(batch) > 1 && w.starved < starvedAlone && errors.Is(r.err, errNoRecordsBelowMark) {
+			if fed {
+				w.starved++
+			} else {
+				w.starved = starvedAlone // only a round of its own tells
+			}
 			starved = append(starved, w)
 			continue
 		}

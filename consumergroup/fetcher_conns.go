@@ -1,9 +1,9 @@
 package consumergroup
 
 import (
+	"context"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -19,9 +19,12 @@ import (
 //
 // sarama's Broker.Close waits for the answer to a request in flight, which
 // a long poll holds for up to Consumer.MaxWaitTime, a hung broker for the
-// read timeout. So the fetcher dials its own connections itself (connDialer)
-// and closeConns shuts their sockets first: the requests in flight fail at
-// once, and Close leaves no round, goroutine or connection behind.
+// read timeout, and for a dial in progress. So the fetcher dials its own
+// connections itself (connDialer) and closeConns cancels its dials and
+// shuts its sockets first: the requests in flight fail at once, and Close
+// leaves no round, goroutine or connection behind. (A user's proxy dialer
+// without DialContext cannot be cancelled: a dial through it in progress
+// is waited for.)
 
 // connTo returns the connection to leader the fetcher's rounds use: the
 // client's, or, with ownConns, one of the fetcher's own, opened on first
@@ -67,20 +70,16 @@ func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
 	_ = conn.Close() // its round failed: nothing in flight to wait for
 }
 
-// ownConnReadMargin is how much longer than Consumer.MaxWaitTime a long
-// poll on an own connection may take to be answered before the round fails
-// (its feeds then retry).
-const ownConnReadMargin = 5 * time.Second
-
 // ownConnConfig is conf for the fetcher's own connections: dialed through
-// d, and read with a timeout of at most Consumer.MaxWaitTime +
-// ownConnReadMargin, so a broker that stops answering fails a round within
-// that, not the client's read timeout (30 s by default).
+// d (nil: as conf says). Everything else is the client's, the read timeout
+// included: Close does not wait for it (closeConns shuts the sockets), and
+// a large response over a slow link needs it whole.
 func ownConnConfig(conf *sarama.Config, d *connDialer) *sarama.Config {
 	c := *conf
-	c.Net.ReadTimeout = min(conf.Net.ReadTimeout, conf.Consumer.MaxWaitTime+ownConnReadMargin)
-	c.Net.Proxy.Enable = true
-	c.Net.Proxy.Dialer = d
+	if d != nil {
+		c.Net.Proxy.Enable = true
+		c.Net.Proxy.Dialer = d
+	}
 	return &c
 }
 
@@ -91,7 +90,7 @@ func ownConnConfig(conf *sarama.Config, d *connDialer) *sarama.Config {
 // teardown calls it once every feed has stopped.
 func (f *firstFetcher) closeConns() {
 	if !f.ownConns {
-		return // rounds over the client's connections end with the client
+		return
 	}
 	f.mu.Lock()
 	f.closed = true
@@ -116,13 +115,21 @@ type dialer interface {
 // connDialer dials the fetcher's own connections the way sarama would
 // (through the configured proxy, or with the Net dial settings) and keeps
 // each socket it opened, so closeAll can shut them under a request in
-// flight.
+// flight, and cancel the dials in progress.
 type connDialer struct {
-	inner dialer
+	inner  dialer
+	ctx    context.Context // ends with closeAll
+	cancel context.CancelFunc
 
 	mu     sync.Mutex
 	open   map[net.Conn]struct{}
 	closed bool
+}
+
+// contextDialer is a dialer whose dials can be cancelled (net.Dialer, and
+// golang.org/x/net/proxy's ContextDialer).
+type contextDialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func newConnDialer(conf *sarama.Config) *connDialer {
@@ -130,13 +137,20 @@ func newConnDialer(conf *sarama.Config) *connDialer {
 	if conf.Net.Proxy.Enable && conf.Net.Proxy.Dialer != nil {
 		inner = conf.Net.Proxy.Dialer
 	}
-	return &connDialer{inner: inner, open: make(map[net.Conn]struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &connDialer{inner: inner, ctx: ctx, cancel: cancel, open: make(map[net.Conn]struct{})}
 }
 
 // Dial opens a socket and keeps it until it is closed; after closeAll it
 // fails.
 func (d *connDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := d.inner.Dial(network, addr)
+	var c net.Conn
+	var err error
+	if cd, ok := d.inner.(contextDialer); ok {
+		c, err = cd.DialContext(d.ctx, network, addr)
+	} else {
+		c, err = d.inner.Dial(network, addr)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -150,8 +164,10 @@ func (d *connDialer) Dial(network, addr string) (net.Conn, error) {
 	return &trackedConn{Conn: c, d: d}, nil
 }
 
-// closeAll shuts every socket still open and fails later dials.
+// closeAll cancels the dials in progress, shuts every socket still open
+// and fails later dials.
 func (d *connDialer) closeAll() {
+	d.cancel()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true

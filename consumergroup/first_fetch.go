@@ -105,12 +105,12 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 
 // newFetchers returns the group's two fetchers: busy reads first batches
 // and, with Fetch.Batches, the batch feed's fetches answered at once; idle
-// the feed's long polls. Both of the feed's go over connections of their
-// own: a partition read by sarama's partition consumer long-polls on the
-// client's, and would hold up a busy fetch queued behind it there.
+// the feed's long polls. Both go over connections of their own: a
+// partition read by sarama's partition consumer long-polls on the client's,
+// and would hold up a fetch queued behind it there.
 func newFetchers(cg *ConsumerGroup) (busy, idle *firstFetcher) {
 	busy = newFirstFetcher(cg)
-	busy.ownConns = cg.config.Fetch.Batches
+	busy.ownConns = true
 	idle = newFirstFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	return busy, idle
@@ -211,9 +211,12 @@ func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // run sends the queued wants of broker id, one request per round, until
 // none are left (see nextRound: starved wants first; with the batch feed,
 // a round answered at once asks for no more than half the response limit).
-// Each round goes to the broker last named leader under id
-// (see leaders). A round that fails drops the fetcher's own connection it
-// went over (see dropConn), so the next round opens a new one.
+// Each round goes to the broker last named leader under id (see leaders).
+// A round that fails over one of the fetcher's own connections is sent
+// once more, at once, over a new one: a broker closes a connection idle
+// for connections.max.idle.ms (10 minutes by default), which the first
+// request after a quiet spell finds broken. A round that fails again
+// drops that connection too (see dropConn), and its wants get the error.
 func (f *firstFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
@@ -225,9 +228,18 @@ func (f *firstFetcher) run(id int32) {
 		}
 		conn := f.connTo(f.leaders[id])
 		f.mu.Unlock()
-		if err := f.round(id, conn, batch); err != nil {
+		resp, err := f.send(conn, batch)
+		if err != nil && f.ownConns && conn != nil {
+			f.dropConn(id, conn)
+			f.mu.Lock()
+			conn = f.connTo(f.leaders[id])
+			f.mu.Unlock()
+			resp, err = f.send(conn, batch)
+		}
+		if err != nil && conn != nil {
 			f.dropConn(id, conn)
 		}
+		f.deliver(id, batch, resp, err)
 	}
 }
 
@@ -253,11 +265,13 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	return batch, rest
 }
 
-// round sends one fetch request for batch over broker (nil: the
-// fetcher is closed), a connection to broker id, and answers every want,
-// but for those the response's byte limit starved (see answer). It returns the error of the request itself (a broken connection,
-// a broker gone), not the partitions' own errors.
-func (f *firstFetcher) round(id int32, broker *sarama.Broker, batch []*fetchWant) error {
+// send sends one fetch request for batch over broker (nil: the fetcher is
+// closed) and returns the response, or the error of the request itself (a
+// broken connection, a broker gone), not the partitions' own errors.
+func (f *firstFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.FetchResponse, error) {
+	if broker == nil {
+		return nil, errFetcherClosed
+	}
 	conf := f.cg.config.Config
 	req := &sarama.FetchRequest{
 		Version:   5, // record batches, isolation level, log start offset
@@ -272,20 +286,21 @@ func (f *firstFetcher) round(id int32, broker *sarama.Broker, batch []*fetchWant
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
 	}
-	if broker == nil {
-		for _, w := range batch {
-			w.done <- fetchResult{err: errFetcherClosed}
-		}
-		return nil // no connection to drop
-	}
-	f.cg.log.Debug("first fetch round", "broker", broker.Addr(), "partitions", len(batch))
+	f.cg.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
-	f.cg.log.Debug("first fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
+	f.cg.log.Debug("fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
+	return resp, err
+}
+
+// deliver answers every want of batch, a round to broker id, with its
+// share of resp, or with err, but for those the response's byte limit
+// starved (see answer).
+func (f *firstFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
 	if err != nil {
 		for _, w := range batch {
 			w.done <- fetchResult{err: err}
 		}
-		return err
+		return
 	}
 	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
 		// Over a client quota the broker answers at once, with no
@@ -294,14 +309,13 @@ func (f *firstFetcher) round(id int32, broker *sarama.Broker, batch []*fetchWant
 		for _, w := range batch {
 			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
 		}
-		return nil
+		return
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {
 		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
 	}
 	f.answer(id, batch, results)
-	return nil
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at

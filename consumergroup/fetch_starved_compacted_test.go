@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -9,22 +7,21 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// Kafka gives its "at least one record batch" (minOneMessage) to the
-// first partition of a round with any bytes to return, and an empty record
-// batch (a compacted topic keeps an idempotent producer's last batch, all
-// of its records removed) is such bytes: once it went out, a partition
-// whose first batch is larger than its fetch size (Consumer.Fetch.Default)
-// comes back with no records at all (Kafka replaces an incomplete first
-// batch by an empty answer). sarama's decoder drops the empty batch, so
-// answer sees a round in which nobody got records and takes neither for
-// starved: the oversized partition is answered errNoRecordsBelowMark and
-// its feed falls back to sarama's partition consumer, although a round of
-// its own (what a starved partition gets) returns its batch whole.
+// Kafka gives its "at least one record batch" allowance to the first
+// partition of a round with any bytes to return, and an empty record batch
+// (a compacted topic keeps an idempotent producer's last batch, all of its
+// records removed) is such bytes: once it went out, a partition whose
+// first batch is larger than its fetch size (Consumer.Fetch.Default) comes
+// back with no records at all. sarama's decoder drops the empty batch, so
+// answer sees a round in which nobody got records: each partition then
+// gets a round of its own, where the oversized one comes back partial (its
+// fetch size then grows) instead of being answered errNoRecordsBelowMark
+// and sent to sarama's partition consumer, as first built.
 //
 // The broker here answers the round of partitions 0 and 1 as Kafka does
 // when partition 0 holds an empty batch and partition 1 a batch larger
 // than its fetch size, and a round of partition 1 alone with its batch.
-func TestReviewOversizedBatchBesideCompactedEmptyBatchIsNotFetchedAlone(t *testing.T) {
+func TestFetcherOversizedBatchBesideEmptyBatchFetchedAlone(t *testing.T) {
 	both := &sarama.FetchResponse{Version: 5}
 	both.AddRecordBatch("t", 0, nil, sarama.StringEncoder("compacted away"), 0, 0, false)
 	empty := both.GetBlock("t", 0).RecordsSet[0].RecordBatch
