@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/IBM/sarama"
+	metrics "github.com/rcrowley/go-metrics"
 )
 
 // A fetcher with ownConns sends its rounds over connections of its own, one
@@ -22,9 +23,9 @@ import (
 // read timeout, and for a dial in progress. So the fetcher dials its own
 // connections itself (connDialer) and closeConns cancels its dials and
 // shuts its sockets first: the requests in flight fail at once, and Close
-// leaves no round, goroutine or connection behind. (A user's proxy dialer
-// without DialContext cannot be cancelled: a dial through it in progress
-// is waited for.)
+// leaves no round or connection behind (a dial through a user's proxy
+// dialer, which cannot be cancelled, is abandoned and its socket closed
+// when it comes).
 
 // connTo returns the connection to leader the fetcher's rounds use: the
 // client's, or, with ownConns, one of the fetcher's own, opened on first
@@ -71,17 +72,35 @@ func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
 }
 
 // ownConnConfig is conf for the fetcher's own connections: dialed through
-// d (nil: as conf says). Everything else is the client's, the read timeout
-// included: Close does not wait for it (closeConns shuts the sockets), and
-// a large response over a slow link needs it whole.
+// d (nil: as conf says), their metrics in conf's registry but never
+// unregistered (see keptRegistry). Everything else is the client's, the
+// read timeout included: Close does not wait for it (closeConns shuts the
+// sockets), and a large response over a slow link needs it whole.
 func ownConnConfig(conf *sarama.Config, d *connDialer) *sarama.Config {
 	c := *conf
 	if d != nil {
 		c.Net.Proxy.Enable = true
 		c.Net.Proxy.Dialer = d
 	}
+	if conf.MetricRegistry != nil {
+		c.MetricRegistry = keptRegistry{conf.MetricRegistry}
+	}
 	return &c
 }
+
+// keptRegistry is a metrics registry whose metrics are never unregistered.
+// A sarama Broker registers its meters (request rate, bytes in and out,
+// ...) in its config's registry, shared with the client's connections to
+// the same brokers, and unregisters them all when it closes: closing one
+// of the fetcher's own connections would take the client's meters out of
+// the application's registry while the client still updates them.
+type keptRegistry struct{ metrics.Registry }
+
+// Unregister keeps the metric.
+func (keptRegistry) Unregister(string) {}
+
+// UnregisterAll keeps every metric.
+func (keptRegistry) UnregisterAll() {}
 
 // closeConns closes the fetcher's own connections and waits until its
 // rounds are over. The sockets are shut first, so a round in flight fails
@@ -126,12 +145,6 @@ type connDialer struct {
 	closed bool
 }
 
-// contextDialer is a dialer whose dials can be cancelled (net.Dialer, and
-// golang.org/x/net/proxy's ContextDialer).
-type contextDialer interface {
-	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
-}
-
 func newConnDialer(conf *sarama.Config) *connDialer {
 	var inner dialer = &net.Dialer{Timeout: conf.Net.DialTimeout, KeepAlive: conf.Net.KeepAlive, LocalAddr: conf.Net.LocalAddr}
 	if conf.Net.Proxy.Enable && conf.Net.Proxy.Dialer != nil {
@@ -141,16 +154,40 @@ func newConnDialer(conf *sarama.Config) *connDialer {
 	return &connDialer{inner: inner, ctx: ctx, cancel: cancel, open: make(map[net.Conn]struct{})}
 }
 
+// dial dials through the inner dialer, as sarama would (its Dial: a user's
+// dialer may override Dial, e.g. to map advertised addresses), and gives
+// up when d.ctx ends first: net.Dialer's dial is cancelled; another
+// dialer's goes on, and the socket it may still return is closed.
+func (d *connDialer) dial(network, addr string) (net.Conn, error) {
+	if nd, ok := d.inner.(*net.Dialer); ok {
+		return nd.DialContext(d.ctx, network, addr)
+	}
+	type dialed struct {
+		c   net.Conn
+		err error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		c, err := d.inner.Dial(network, addr)
+		done <- dialed{c, err}
+	}()
+	select {
+	case r := <-done:
+		return r.c, r.err
+	case <-d.ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				_ = r.c.Close()
+			}
+		}()
+		return nil, errFetcherClosed
+	}
+}
+
 // Dial opens a socket and keeps it until it is closed; after closeAll it
 // fails.
 func (d *connDialer) Dial(network, addr string) (net.Conn, error) {
-	var c net.Conn
-	var err error
-	if cd, ok := d.inner.(contextDialer); ok {
-		c, err = cd.DialContext(d.ctx, network, addr)
-	} else {
-		c, err = d.inner.Dial(network, addr)
-	}
+	c, err := d.dial(network, addr)
 	if err != nil {
 		return nil, err
 	}

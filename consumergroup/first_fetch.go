@@ -3,7 +3,10 @@ package consumergroup
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -212,11 +215,12 @@ func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // none are left (see nextRound: starved wants first; with the batch feed,
 // a round answered at once asks for no more than half the response limit).
 // Each round goes to the broker last named leader under id (see leaders).
-// A round that fails over one of the fetcher's own connections is sent
+// A round that finds one of the fetcher's own connections closed is sent
 // once more, at once, over a new one: a broker closes a connection idle
 // for connections.max.idle.ms (10 minutes by default), which the first
-// request after a quiet spell finds broken. A round that fails again
-// drops that connection too (see dropConn), and its wants get the error.
+// request after a quiet spell finds broken. A round that fails otherwise
+// (a timeout: the broker may hang), or again, drops its connection (see
+// dropConn), and its wants get the error.
 func (f *firstFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
@@ -229,7 +233,7 @@ func (f *firstFetcher) run(id int32) {
 		conn := f.connTo(f.leaders[id])
 		f.mu.Unlock()
 		resp, err := f.send(conn, batch)
-		if err != nil && f.ownConns && conn != nil {
+		if f.ownConns && conn != nil && connectionClosed(err) {
 			f.dropConn(id, conn)
 			f.mu.Lock()
 			conn = f.connTo(f.leaders[id])
@@ -391,4 +395,20 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
 	}
 	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
+}
+
+// connectionClosed reports whether err says the connection was closed
+// under a request (by the peer, or reset), not that the broker is slow: a
+// timed-out round sent again would wait the read timeout again.
+func connectionClosed(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, closed := range []error{io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed,
+		syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE, syscall.ENOTCONN} {
+		if errors.Is(err, closed) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -14,16 +12,13 @@ import (
 
 // sarama registers a broker connection's traffic meters (request-rate,
 // incoming-byte-rate, ...) in Config.MetricRegistry, shared by every
-// connection, and closing a connection unregisters them (its
-// cleanupRegistry). The fetcher's own connections are opened with the
-// client's config, registry included, so closing one unregisters the
-// meters the client's connections still mark: from then on the user's
-// registry shows the own connections' traffic only. Since newFetchers
-// gives the busy fetcher own connections also with Fetch.Batches false
-// (the default), and a round over a connection the broker closed as idle
-// is re-sent over a new one (dropConn closes the old one), this now
-// happens to every group whose busy connection sat idle for
-// connections.max.idle.ms, while the client runs.
+// connection, and closing a connection unregisters them. The fetcher's own
+// connections are opened with the client's config; with its registry as
+// it is, closing one (dropConn, a round that found its connection closed,
+// Close) unregistered the meters the client's connections still mark, and
+// the user's registry showed the own connections' traffic only. They get
+// the registry wrapped so that nothing is unregistered (keptRegistry).
+
 // unregisterRecorder is a metrics.Registry that notes the names
 // unregistered from it.
 type unregisterRecorder struct {
@@ -43,7 +38,7 @@ func (r *unregisterRecorder) Unregister(name string) {
 // run with metrics.UseNilMetrics (see TestMain), so what is checked is
 // that nothing unregisters it from the user's registry while the client
 // runs.
-func TestReviewDroppedOwnConnKeepsClientMetrics(t *testing.T) {
+func TestDroppedOwnConnKeepsClientMetrics(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	mockFetchLeader(t, broker)

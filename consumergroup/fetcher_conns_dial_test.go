@@ -1,5 +1,3 @@
-//go:build review
-
 package consumergroup
 
 import (
@@ -46,14 +44,13 @@ func deadAddr(t *testing.T) string {
 	return addr
 }
 
-// The fetcher's own connections are documented to be dialed "the way
-// sarama would (through the configured proxy)". With a user dialer that
-// embeds net.Dialer and overrides Dial, connDialer calls the promoted
-// DialContext instead, bypassing the user's Dial: the client (sarama)
-// reaches the broker, the fetcher's own connections do not, so every
-// direct fetch fails, with Fetch.Batches and, since newFetchers makes the
-// busy fetcher always use own connections, also without.
-func TestReviewOwnConnHonoursUserDialOverride(t *testing.T) {
+// The fetcher's own connections are dialed the way sarama dials: through a
+// user's proxy dialer's Dial. A user dialer that embeds net.Dialer and
+// overrides Dial (to map advertised addresses, say) must have its Dial
+// called, not the DialContext net.Dialer promotes (as first written, the
+// own connections dialed the advertised address directly and every direct
+// fetch failed, while the client reached the broker).
+func TestOwnConnHonoursUserDialOverride(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	advertised := deadAddr(t)
@@ -100,14 +97,11 @@ func TestReviewOwnConnHonoursUserDialOverride(t *testing.T) {
 
 // A round that fails because the broker did not answer within
 // Net.ReadTimeout (a hung broker, a connection whose peer vanished without
-// a reset) is sent again at once over a new connection, and waits
-// Net.ReadTimeout again: its wants get their error after twice the read
-// timeout (60 s by default, against 5.25 s before own connections read
-// with the client's read timeout). The re-send is meant for a connection
-// the broker closed as idle, which fails at once (EOF, reset), not for a
-// timeout. Here the broker never answers a fetch; the read timeout is
-// 300 ms: the round should go to the broker once.
-func TestReviewTimedOutRoundNotResent(t *testing.T) {
+// a reset) is not sent again: it would wait Net.ReadTimeout again. The
+// re-send is for a connection the broker closed as idle, which fails at
+// once (EOF, reset). Here the broker never answers a fetch; the read
+// timeout is 300 ms: the round goes to the broker once.
+func TestTimedOutRoundNotResent(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{ // no FetchRequest: never answered
