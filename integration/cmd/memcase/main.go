@@ -60,7 +60,7 @@ import (
 )
 
 func main() {
-	which := flag.String("case", "", "cg-messages, cg-handler, sarama-group, cg-idle or sarama-idle")
+	which := flag.String("case", "", "cg-messages, cg-handler, sarama-group, cg-idle, sarama-idle, cg-busy, cg-busy-messages or sarama-busy")
 	n := flag.Int("n", 500_000, "messages (throughput cases)")
 	partitions := flag.Int("partitions", 1024, "partitions (idle and busy cases)")
 	per := flag.Int("per", 150, "messages per partition (busy cases)")
