@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
-	"time"
-
-	"github.com/IBM/sarama"
+	"sync/atomic"
 )
 
 // batchFeed fetches a partition's batches in the background, from one
@@ -24,6 +22,9 @@ type batchFeed struct {
 	fetch func(ctx context.Context, busy bool, offset int64, size int32) fetchResult
 	// retry decides whether a failed fetch is tried again (nil: never).
 	retry *feedRetry
+	// mark is the worker's high-water mark (nil: none), set from every
+	// answer (see run).
+	mark *atomic.Int64
 	// sizes: Consumer.Fetch.Default, and Consumer.Fetch.Max (0: no cap).
 	fetchDefault, fetchMax int32
 
@@ -35,29 +36,35 @@ type batchFeed struct {
 // startBatchFeed starts fetching at from.
 func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 	conf := w.cg.config.Config
-	fetch := func(ctx context.Context, busy bool, offset int64, size int32) fetchResult {
-		fetcher := w.cg.fetcher
-		if !busy {
-			fetcher = w.cg.batchFetcher
-		}
-		r := fetcher.fetchSized(ctx, w.tp.Topic, w.tp.Partition, offset, math.MaxInt, size)
-		w.noteMark(r)
-		return r
-	}
+	fetch := feedFetch(w.cg.fetcher, w.cg.batchFetcher, w.tp.Topic, w.tp.Partition)
 	retry := newFeedRetry(w.cg.client, conf, w.tp.Topic)
 	retry.retried = func() { w.cg.met().feedRetries.Inc(1) }
-	return newBatchFeed(w.ctx, fetch, retry, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
+	return newBatchFeed(w.ctx, fetch, retry, &w.hwm, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, w.cg.feedBudget, from)
+}
+
+// feedFetch is a feed's fetch of one partition: a busy fetch through busy
+// (answered at once), an idle one through idle (long-polled), keeping every
+// message of the answer.
+func feedFetch(busy, idle *firstFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
+	return func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
+		f := busy
+		if !isBusy {
+			f = idle
+		}
+		return f.fetchSized(ctx, topic, partition, offset, math.MaxInt, size)
+	}
 }
 
 // newBatchFeed starts a feed fetching with fetch from offset from on, until
 // ctx ends or the feed is stopped. A fetch that fails is tried again as
-// retry says (nil: never); otherwise the error ends the feed.
+// retry says (nil: never); otherwise the error ends the feed. Every answer's
+// high-water mark goes to mark (nil: nowhere).
 func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
-	retry *feedRetry, fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
+	retry *feedRetry, mark *atomic.Int64, fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &batchFeed{
 		batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}),
-		fetch: fetch, retry: retry, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
+		fetch: fetch, retry: retry, mark: mark, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
 	}
 	go f.run(ctx, from)
 	return f
@@ -76,6 +83,14 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 // offset, the one after the last batch passed on, after the retry backoff
 // and a metadata refresh; any other error, or too many retries in a row,
 // ends the feed.
+//
+// Every answer's high-water mark, with messages or without (an idle
+// partition's long poll), becomes the worker's mark: lag (the mark minus
+// the committed offset) and a claim's HighWaterMarkOffset then count what
+// the leader holds, as sarama's partition consumer reports it, not only
+// what was handed out. The answers come one after the other, so the newest
+// replaces the mark (a log truncated by an unclean leader election lowers
+// it); a failed fetch, or an answer without a mark (0), leaves it alone.
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
 	busy := true
@@ -113,6 +128,9 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			return
 		}
 		f.retry.succeeded()
+		if f.mark != nil && r.hwm > 0 {
+			f.mark.Store(r.hwm)
+		}
 		next = max(next, r.next)
 		busy = len(r.msgs) > 0
 		if !busy {
@@ -166,43 +184,4 @@ func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
 func (f *batchFeed) handedOut() {
 	f.budget.release(&f.hold, f.current)
 	f.current = 0
-}
-
-// takeBatch returns b's messages for pump's prefix path, and raises the
-// worker's high-water mark to b's response's if it is higher. The feed's
-// fetch noted that mark already (see noteMark), and a later fetch's may
-// have replaced it since (the feed fetches ahead): taking b never lowers
-// it.
-func (w *partitionWorker) takeBatch(b fetchResult) []*sarama.ConsumerMessage {
-	if b.err == nil && b.hwm > w.hwm.Load() {
-		w.hwm.Store(b.hwm)
-	}
-	return b.msgs
-}
-
-// noteMark sets the worker's high-water mark to the one in r, a fetch
-// response of the feed, with messages or without (an idle partition's long
-// poll): lag (the mark minus the committed offset) and a claim's
-// HighWaterMarkOffset then count what the leader holds, as sarama's
-// partition consumer reports it, not only what was handed out. The feed's
-// fetches go one after the other, so r is the newest answer and replaces
-// the mark (a log truncated by an unclean leader election lowers it); a
-// failed fetch, or an answer without a mark (0), leaves it alone.
-func (w *partitionWorker) noteMark(r fetchResult) {
-	if r.err == nil && r.hwm > 0 {
-		w.hwm.Store(r.hwm)
-	}
-}
-
-// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
-// still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

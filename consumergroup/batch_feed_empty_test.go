@@ -3,7 +3,6 @@ package consumergroup
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"testing"
 	"time"
@@ -38,17 +37,14 @@ func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
 
 	var mu sync.Mutex
 	var offsets []int64
+	fetchFrom := feedFetch(busy, idle, "t", 0)
 	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		mu.Lock()
 		offsets = append(offsets, offset)
 		mu.Unlock()
-		f := busy
-		if !isBusy {
-			f = idle
-		}
-		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
+		return fetchFrom(ctx, isBusy, offset, size)
 	}
-	feed := newBatchFeed(context.Background(), fetch, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, nil, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	select {
 	case r := <-feed.batches:
 		if !errors.Is(r.err, errNoRecordsBelowMark) || len(r.msgs) != 0 {

@@ -12,8 +12,9 @@ import (
 // partition consumer knows the mark from the moment it opens, so with
 // Fetch.Batches false the worker's mark, the claim's HighWaterMarkOffset()
 // and the lag gauge say 1000 / 0 at once. The feed's long polls carry the
-// mark too (1000 here) and the feed's fetch notes it (noteMark, as
-// startBatchFeed's fetch does), and pump, handing out nothing, leaves it.
+// mark too (1000 here): the feed sets the worker's mark from each answer
+// (startBatchFeed gives it the worker's), and pump, handing out nothing,
+// leaves it.
 func TestIntegrationIdleFeedHighWaterMark(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	var fetches atomic.Int32
@@ -24,11 +25,9 @@ func TestIntegrationIdleFeedHighWaterMark(t *testing.T) {
 		case <-ctx.Done():
 			return fetchResult{err: ctx.Err()}
 		}
-		r := fetchResult{next: offset, hwm: 1000}
-		f.w.noteMark(r)
-		return r
+		return fetchResult{next: offset, hwm: 1000}
 	}
-	feed := newBatchFeed(f.w.ctx, idle, nil, 1000, 0, newFeedBudget(1<<20), 1000)
+	feed := newBatchFeed(f.w.ctx, idle, nil, &f.w.hwm, 1000, 0, newFeedBudget(1<<20), 1000)
 	res := f.runFrom(fedConsumer(feed), nil, 1000)
 	deadline := time.Now().Add(5 * time.Second)
 	for fetches.Load() < 5 && time.Now().Before(deadline) {

@@ -28,7 +28,7 @@ func backlogFetch(ctx context.Context, _ bool, offset int64, _ int32) fetchResul
 func TestIntegrationFedPumpHighWaterMarkAndBudget(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	budget := newFeedBudget(1 << 20)
-	feed := newBatchFeed(f.w.ctx, backlogFetch, nil, 1000, 0, budget, 0)
+	feed := newBatchFeed(f.w.ctx, backlogFetch, nil, &f.w.hwm, 1000, 0, budget, 0)
 	res := f.runFrom(fedConsumer(feed), nil, 0)
 	receive(t, f.out, 0)
 	receive(t, f.out, 1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/IBM/sarama"
@@ -18,30 +19,47 @@ func TestBatchFeedCarriesHighWaterMark(t *testing.T) {
 		batch.Records = append(batch.Records, &sarama.Record{OffsetDelta: int64(i), Value: []byte{byte(i)}})
 	}
 	block := &sarama.FetchResponseBlock{HighWaterMarkOffset: 5000, RecordsSet: []*sarama.Records{{RecordBatch: batch}}}
-	r := parseRecords(block, &fetchWant{topic: "t", partition: 0, offset: 10, limit: 100})
-	if r.err != nil {
-		t.Fatal(r.err)
+	first := parseRecords(block, &fetchWant{topic: "t", partition: 0, offset: 10, limit: 100})
+	if first.err != nil {
+		t.Fatal(first.err)
 	}
-	if r.hwm != 5000 {
-		t.Fatalf("fetch result high-water mark %d, want the response's 5000", r.hwm)
+	if first.hwm != 5000 {
+		t.Fatalf("fetch result high-water mark %d, want the response's 5000", first.hwm)
 	}
-	w := &partitionWorker{}
-	w.hwm.Store(9)
-	w.noteMark(r)
-	if got := w.hwm.Load(); got != 5000 {
-		t.Fatalf("worker high-water mark %d after the batch, want 5000", got)
+	// The batch, then long polls without messages: a later mark replaces
+	// it, also a lower one (a truncated log); an answer without one, or a
+	// failed fetch (which ends this feed), leaves it.
+	answers := []fetchResult{first, {next: 13, hwm: 4000}, {next: 13}, {err: sarama.ErrOffsetOutOfRange, hwm: 7}}
+	checked := make(chan struct{}) // the mark with the batch was read
+	fetch := func(ctx context.Context, _ bool, _ int64, _ int32) fetchResult {
+		if len(answers) < 4 {
+			select {
+			case <-checked:
+			case <-ctx.Done():
+				return fetchResult{err: ctx.Err()}
+			}
+		}
+		r := answers[0]
+		answers = answers[1:]
+		return r
 	}
-	// A later response's mark replaces it, also a lower one (a truncated
-	// log), also without messages (a long poll); a response without one, or
-	// a failed fetch, leaves it.
-	w.noteMark(fetchResult{hwm: 4000})
-	if got := w.hwm.Load(); got != 4000 {
-		t.Fatalf("worker high-water mark %d, want 4000", got)
+	var mark atomic.Int64
+	mark.Store(9)
+	f := newBatchFeed(context.Background(), fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 10)
+	defer f.stop()
+	if b := <-f.batches; b.err != nil || len(b.msgs) != 3 {
+		t.Fatalf("first batch: %d messages, err %v", len(b.msgs), b.err)
 	}
-	w.noteMark(fetchResult{msgs: r.msgs})
-	w.noteMark(fetchResult{err: sarama.ErrNotLeaderForPartition, hwm: 7})
-	if got := w.hwm.Load(); got != 4000 {
-		t.Fatalf("a response without a mark, or a failed fetch, changed it to %d", got)
+	got := mark.Load()
+	close(checked)
+	if got != 5000 {
+		t.Fatalf("worker high-water mark %d with the batch, want 5000", got)
+	}
+	if b := <-f.batches; !errors.Is(b.err, sarama.ErrOffsetOutOfRange) {
+		t.Fatalf("the feed ended with %v, want the fetch's error", b.err)
+	}
+	if got := mark.Load(); got != 4000 {
+		t.Fatalf("worker high-water mark %d after the long polls and the failed fetch, want the last answer's 4000", got)
 	}
 }
 
@@ -70,7 +88,7 @@ func (s *sizedFetch) fetch(ctx context.Context, _ bool, offset int64, size int32
 // the next fetch goes back to Consumer.Fetch.Default.
 func TestBatchFeedGrowsFetchSize(t *testing.T) {
 	s := &sizedFetch{need: 3500, sizes: make(chan int32, 10)}
-	f := newBatchFeed(context.Background(), s.fetch, nil, 1000, 0, newFeedBudget(1<<20), 0)
+	f := newBatchFeed(context.Background(), s.fetch, nil, nil, 1000, 0, newFeedBudget(1<<20), 0)
 	b := <-f.batches
 	if b.err != nil || len(b.msgs) != 1 {
 		t.Fatalf("feed handed on %d messages, err %v; want the large batch", len(b.msgs), b.err)
@@ -93,7 +111,7 @@ func TestBatchFeedGrowsFetchSize(t *testing.T) {
 // consumer, which reports it as too large).
 func TestBatchFeedFetchSizeCapped(t *testing.T) {
 	s := &sizedFetch{need: 5000, sizes: make(chan int32, 10)}
-	f := newBatchFeed(context.Background(), s.fetch, nil, 1000, 3000, newFeedBudget(1<<20), 0)
+	f := newBatchFeed(context.Background(), s.fetch, nil, nil, 1000, 3000, newFeedBudget(1<<20), 0)
 	b := <-f.batches
 	if !errors.Is(b.err, errPartialBatch) {
 		t.Fatalf("feed handed on %d messages, err %v; want errPartialBatch", len(b.msgs), b.err)

@@ -3,7 +3,6 @@ package consumergroup
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
 	"syscall"
 	"time"
@@ -76,12 +75,8 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 	if r.retried != nil {
 		r.retried()
 	}
-	t := time.NewTimer(r.backoff(r.failed))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+	if !sleepCtx(ctx, r.backoff(r.failed)) {
 		return false
-	case <-t.C:
 	}
 	r.refresh()
 	return ctx.Err() == nil
@@ -135,10 +130,11 @@ func retriableFeedError(err error) bool {
 		}
 		return false
 	}
+	if connectionClosed(err) {
+		return true
+	}
 	for _, target := range []error{
-		sarama.ErrOutOfBrokers, sarama.ErrNotConnected, sarama.ErrBrokerNotFound,
-		io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed,
-		syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE, syscall.ENOTCONN,
+		sarama.ErrOutOfBrokers, sarama.ErrNotConnected, sarama.ErrBrokerNotFound, syscall.ECONNREFUSED,
 	} {
 		if errors.Is(err, target) {
 			return true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"slices"
 	"sync/atomic"
@@ -48,7 +47,7 @@ func TestBatchFeedRetryBounded(t *testing.T) {
 		{errors.New("something unknown"), 1},
 	} {
 		var fetches, retries, refreshes atomic.Int32
-		f := newBatchFeed(context.Background(), failingFetch(c.err, &fetches), quickRetry(&retries, &refreshes), 1000, 0, newFeedBudget(1<<20), 0)
+		f := newBatchFeed(context.Background(), failingFetch(c.err, &fetches), quickRetry(&retries, &refreshes), nil, 1000, 0, newFeedBudget(1<<20), 0)
 		b := <-f.batches
 		if !errors.Is(b.err, c.err) {
 			t.Fatalf("%v: the feed passed on %d messages and %v", c.err, len(b.msgs), b.err)
@@ -72,7 +71,7 @@ func TestBatchFeedRetryBounded(t *testing.T) {
 func TestBatchFeedStopsDuringBackoff(t *testing.T) {
 	var fetches atomic.Int32
 	retry := &feedRetry{refresh: func() {}, backoff: func(int) time.Duration { return time.Hour }, limit: feedRetryLimit}
-	f := newBatchFeed(context.Background(), failingFetch(sarama.ErrNotLeaderForPartition, &fetches), retry, 1000, 0, newFeedBudget(1<<20), 0)
+	f := newBatchFeed(context.Background(), failingFetch(sarama.ErrNotLeaderForPartition, &fetches), retry, nil, 1000, 0, newFeedBudget(1<<20), 0)
 	for fetches.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -165,16 +164,10 @@ func TestBatchFeedFollowsMovedLeader(t *testing.T) {
 	idle := newFirstFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	defer idle.closeConns()
-	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
-		f := busy
-		if !isBusy {
-			f = idle
-		}
-		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
-	}
+	fetch := feedFetch(busy, idle, "t", 0)
 	retry := newFeedRetry(cg.client, cg.config.Config, "t")
 	retry.backoff = func(int) time.Duration { return 10 * time.Millisecond }
-	feed := newBatchFeed(context.Background(), fetch, retry, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, retry, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	defer feed.stop()
 
 	var got []int64

@@ -2,7 +2,6 @@ package consumergroup
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,15 +34,12 @@ func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	idle := newFirstFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	defer idle.closeConns()
+	fetchFrom := feedFetch(busy, idle, "t", 0)
 	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		fetches.Add(1)
-		f := busy
-		if !isBusy {
-			f = idle
-		}
-		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
+		return fetchFrom(ctx, isBusy, offset, size)
 	}
-	feed := newBatchFeed(context.Background(), fetch, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, nil, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	defer feed.stop()
 	select {
 	case r := <-feed.batches:

@@ -3,7 +3,6 @@ package consumergroup
 import (
 	"context"
 	"io"
-	"math"
 	"net"
 	"sync"
 	"testing"
@@ -119,15 +118,9 @@ func TestFetcherResendsOverANewConnAfterIdleClose(t *testing.T) {
 	busy, idle := newFetchers(cg)
 	defer idle.closeConns()
 	defer busy.closeConns()
-	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
-		f := busy
-		if !isBusy {
-			f = idle
-		}
-		return f.fetchSized(ctx, "t", 0, offset, math.MaxInt, size)
-	}
+	fetch := feedFetch(busy, idle, "t", 0)
 	retry := newFeedRetry(cg.client, &fconf, "t")
-	feed := newBatchFeed(context.Background(), fetch, retry, 1<<20, 0, newFeedBudget(1<<26), 0)
+	feed := newBatchFeed(context.Background(), fetch, retry, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	defer feed.stop()
 
 	take := func(want int64) {

@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -60,14 +61,18 @@ const startReportAfter = 2 * time.Second
 
 // wait waits d before a retry. It returns false, early, when the worker's
 // context ends (stop, abandon, loss, expiry).
-func (w *partitionWorker) wait(d time.Duration) bool {
+func (w *partitionWorker) wait(d time.Duration) bool { return sleepCtx(w.ctx, d) }
+
+// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-w.ctx.Done():
-		return false
 	case <-t.C:
 		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

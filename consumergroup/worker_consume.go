@@ -335,7 +335,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 						}
 						return start, eventSeek, false
 					}
-					prefix = w.takeBatch(b)
+					prefix = b.msgs
 					src.feed.taken(b)
 					continue
 				}
