@@ -50,7 +50,7 @@ func TestDroppedOwnConnKeepsClientMetrics(t *testing.T) {
 	if reg.Get("request-rate") == nil {
 		t.Fatal("the client registered no request-rate")
 	}
-	proxy := &reapingProxy{t: t}
+	proxy := &relayProxy{}
 	defer proxy.closeAll()
 	fconf := *cg.config.Config // the fetchers' config: the same registry, a proxy to reap with
 	fconf.MetricRegistry = reg

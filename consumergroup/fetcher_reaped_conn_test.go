@@ -2,85 +2,11 @@ package consumergroup
 
 import (
 	"context"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 )
-
-// reapingProxy is a user's Net.Proxy.Dialer that forwards every connection
-// to the real broker through a local TCP relay, so a test can close the
-// broker's side of one connection, as a Kafka broker does with a
-// connection idle longer than connections.max.idle.ms (10 minutes by
-// default).
-type reapingProxy struct {
-	t *testing.T
-
-	mu     sync.Mutex
-	relays []*relay // in dial order
-	wg     sync.WaitGroup
-}
-
-type relay struct{ client, server net.Conn } // our ends: toward sarama, toward the broker
-
-func (p *reapingProxy) Dial(network, addr string) (net.Conn, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	defer ln.Close()
-	server, err := net.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		server.Close()
-		return nil, err
-	}
-	client := <-accepted
-	r := &relay{client: client, server: server}
-	p.wg.Add(2)
-	go func() { defer p.wg.Done(); _, _ = io.Copy(server, client); server.Close() }()
-	go func() { defer p.wg.Done(); _, _ = io.Copy(client, server); client.Close() }()
-	p.mu.Lock()
-	p.relays = append(p.relays, r)
-	p.mu.Unlock()
-	return conn, nil
-}
-
-// reap closes the broker's side of the connection dialed n-th (from 0).
-func (p *reapingProxy) reap(n int) {
-	p.mu.Lock()
-	r := p.relays[n]
-	p.mu.Unlock()
-	r.client.Close()
-	r.server.Close()
-}
-
-func (p *reapingProxy) dialed() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.relays)
-}
-
-func (p *reapingProxy) closeAll() {
-	p.mu.Lock()
-	for _, r := range p.relays {
-		r.client.Close()
-		r.server.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
 
 // A Kafka broker closes a connection that carried no request for
 // connections.max.idle.ms (10 minutes by default). The busy fetcher's own
@@ -106,7 +32,7 @@ func TestFetcherResendsOverANewConnAfterIdleClose(t *testing.T) {
 	}
 	serve(1)
 	cg := mockFetchGroup(t, broker) // the client dials directly
-	proxy := &reapingProxy{t: t}
+	proxy := &relayProxy{}
 	defer proxy.closeAll()
 	fconf := *cg.config.Config // the fetchers' config: the user's proxy
 	fconf.Net.Proxy.Enable = true

@@ -3,65 +3,12 @@ package consumergroup
 import (
 	"bytes"
 	"context"
-	"io"
 	"math"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
 )
-
-// slowLinkProxy is a user's Net.Proxy.Dialer whose connections carry the
-// broker's answers at bytesPerSecond: a consumer reading over a WAN link.
-type slowLinkProxy struct {
-	bytesPerSecond int
-
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func (p *slowLinkProxy) Dial(network, addr string) (net.Conn, error) {
-	server, err := net.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	ours, theirs := net.Pipe()
-	p.mu.Lock()
-	p.conns = append(p.conns, server, ours)
-	p.mu.Unlock()
-	p.wg.Add(2)
-	go func() { defer p.wg.Done(); _, _ = io.Copy(server, ours); server.Close() }()
-	go func() {
-		defer p.wg.Done()
-		defer ours.Close()
-		chunk := make([]byte, p.bytesPerSecond/20)
-		for {
-			n, err := server.Read(chunk)
-			if n > 0 {
-				time.Sleep(50 * time.Millisecond)
-				if _, werr := ours.Write(chunk[:n]); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return theirs, nil
-}
-
-func (p *slowLinkProxy) closeAll() {
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
 
 // The fetchers' own connections read with the client's Net.ReadTimeout
 // (30 s by default). A fetch response takes as long to arrive as its size
@@ -85,7 +32,7 @@ func TestOwnConnReadsLargeResponseOnSlowLink(t *testing.T) {
 		"FetchRequest":    sarama.NewMockWrapper(res),
 	})
 	cg := mockFetchGroup(t, broker)
-	proxy := &slowLinkProxy{bytesPerSecond: 512 << 10}
+	proxy := &relayProxy{bytesPerSecond: 512 << 10}
 	defer proxy.closeAll()
 	fconf := *cg.config.Config
 	fconf.Net.Proxy.Enable = true
