@@ -57,22 +57,33 @@ func (c *Claimer) Stats() Stats { return c.n.snapshot() }
 // It keeps trying for at least ProcessingTimeout+ExtraTime and
 // ExtraAttempts attempts after ProcessingTimeout.
 //
-// It returns the claim on success; ctx.Err() as soon as ctx is done; and a
-// *Error at once when an error is permanent, or when the budget
-// runs out (then IsRetryable(err) is true and Keep would try again).
+// It returns the claim on success; ctx.Err() as soon as ctx is done
+// (wrapping ErrStoppedInDoubt too when the last attempt's outcome is
+// unknown); and a *Error at once when an error is permanent, or when the
+// budget runs out (then IsRetryable(err) is true and Keep would try again).
 func (c *Claimer) Claim(ctx context.Context, topic string, partition int32) (*kazoo.PartitionClaim, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	pc, err, _ := c.claim(ctx, topic, partition, false)
+	return pc, err
+}
+
+// claim is Claim, also reporting whether its last attempt was in doubt;
+// doubt is whether the last attempt before this call was (Keep's earlier
+// round), which stands until this call makes one of its own.
+func (c *Claimer) claim(ctx context.Context, topic string, partition int32, doubt bool) (*kazoo.PartitionClaim, error, bool) {
+	if ctx.Err() != nil {
+		return nil, stopped(ctx, doubt), doubt
 	}
 	l := loop{
 		c: c, topic: topic, partition: partition,
 		key:   partitionKey{topic, partition},
 		start: time.Now(),
 		bo:    c.newBackOff(),
+		doubt: doubt,
 	}
 	l.ptEnd = l.start.Add(c.conf.ProcessingTimeout)
 	l.deadline = l.ptEnd.Add(c.conf.ExtraTime)
-	return l.run(ctx)
+	pc, err := l.run(ctx)
+	return pc, err, l.doubt
 }
 
 // loop is the state of one Claim; only its caller's goroutine touches it.
@@ -89,6 +100,7 @@ type loop struct {
 	immediate       int                // consecutive attempts started without a backoff wait
 	watch           <-chan kazoo.Event // the armed owner watch, shared through c.watches
 	lastErr         error
+	doubt           bool // the last attempt's outcome is unknown (see inDoubt)
 }
 
 func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
@@ -105,10 +117,14 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 		}
 		if err == nil {
 			n.successes.Add(1)
+			l.doubt = false
 			return pc, nil
 		}
-		if cerr := ctx.Err(); cerr != nil {
-			return nil, cerr
+		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+			l.doubt = inDoubt(err)
+		}
+		if ctx.Err() != nil {
+			return nil, stopped(ctx, l.doubt)
 		}
 		if IsPermanent(err) {
 			return nil, l.fail(err)
@@ -135,7 +151,7 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 				l.watch = ch // a nil channel just never fires: backoff covers it
 				l.c.watches.store(l.key, ch)
 			case ctx.Err() != nil:
-				return nil, ctx.Err()
+				return nil, stopped(ctx, l.doubt)
 			case errors.Is(werr, kazoo.ErrNoNode):
 				retryNow = true
 			case IsPermanent(werr):
@@ -163,7 +179,7 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 			wait = rem // make the last attempt at the deadline, not after it
 		}
 		if err := l.wait(ctx, wait); err != nil {
-			return nil, err
+			return nil, stopped(ctx, l.doubt)
 		}
 	}
 }
@@ -209,14 +225,19 @@ func (l *loop) fail(cause error) error {
 // for "the partition is still assigned to us". It runs Claim; on a final
 // failure that IsRetryable it calls onFailure (if not nil), waits
 // RetryCooldown and runs Claim again. It returns the claim, ctx's error
-// once ctx is done, or a permanent *Error (which it does not pass to
-// onFailure: each failure is reported exactly once).
+// once ctx is done (wrapping ErrStoppedInDoubt too when the last attempt's
+// outcome is unknown, also across a cool-down), or a permanent *Error
+// (which it does not pass to onFailure: each failure is reported exactly
+// once).
 //
 // onFailure runs in Keep's goroutine and must not block; NotifyChan makes
 // one that sends without blocking.
 func (c *Claimer) Keep(ctx context.Context, topic string, partition int32, onFailure func(*Error)) (*kazoo.PartitionClaim, error) {
+	doubt := false
 	for {
-		pc, err := c.Claim(ctx, topic, partition)
+		var pc *kazoo.PartitionClaim
+		var err error
+		pc, err, doubt = c.claim(ctx, topic, partition, doubt)
 		if err == nil {
 			return pc, nil
 		}
@@ -231,7 +252,7 @@ func (c *Claimer) Keep(ctx context.Context, topic string, partition int32, onFai
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return nil, stopped(ctx, doubt)
 		case <-t.C:
 		}
 	}

@@ -40,6 +40,34 @@ func (e *Error) Error() string {
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
+// ErrStoppedInDoubt is wrapped, beside the context's error, in what Claim
+// and Keep return when they stop (ctx done) after an attempt whose outcome
+// is unknown: its request may have applied, and its reply never came (a
+// dropped connection, a leader election). The owner node it would have
+// created may then exist under this instance's session, and nothing else
+// will delete it while the session lives: the caller cleans it up, once no
+// newer claim of its own on the partition can exist (see
+// kazoo.ConsumergroupInstance.ReleaseAfterLoss).
+var ErrStoppedInDoubt = errors.New("claim: stopped after an attempt whose outcome is in doubt")
+
+// inDoubt reports whether a failed TryClaim may have created the owner node
+// all the same: any error but a definite answer (owned by another, the
+// owner node vanished, the node kept changing, a permanent error).
+func inDoubt(err error) bool {
+	return err != nil && !errors.Is(err, kazoo.ErrPartitionClaimedByOther) &&
+		!errors.Is(err, kazoo.ErrNoNode) && !errors.Is(err, kazoo.ErrClaimContended) &&
+		!IsPermanent(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// stopped returns ctx's error, wrapping ErrStoppedInDoubt too when the
+// last attempt was in doubt.
+func stopped(ctx context.Context, doubt bool) error {
+	if doubt {
+		return fmt.Errorf("%w (%w)", ctx.Err(), ErrStoppedInDoubt)
+	}
+	return ctx.Err()
+}
+
 // Permanent marks err as permanent: a Claim that meets it stops at once.
 // It returns a *backoff.PermanentError, so errors marked by
 // backoff.Permanent are recognised too. Permanent(nil) is nil.

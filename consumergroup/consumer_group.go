@@ -187,9 +187,14 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	claimConf.InitialInterval = min(claimConf.InitialInterval, claimConf.MaxInterval)
 	claimConf.RetryCooldown = cg.config.Claim.RetryCooldown
 	// A release that cannot get through within the session timeout is moot:
-	// the session, and with it the owner node, is gone by then.
+	// the session, and with it the owner node, is gone by then. The
+	// timeout is the one the server granted, which may differ from the
+	// one asked for (Zookeeper.Timeout).
 	claimConf.ReleaseTimeout = cg.config.Zookeeper.Timeout
-	if cg.claimer, err = claim.New(claim.NewKazooRegistry(cg.group, cg.instance.ID), claimConf); err != nil {
+	if granted := cg.kazoo.SessionTimeout(); granted > 0 {
+		claimConf.ReleaseTimeout = granted
+	}
+	if cg.claimer, err = claim.New(registryFor(cg, claim.NewKazooRegistry(cg.group, cg.instance.ID)), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 

@@ -3,7 +3,6 @@ package consumergroup
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -59,6 +58,20 @@ type partitionWorker struct {
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
 	spcClosed     chan struct{}         // closed once the last partition consumer is closed
+
+	// mayHoldNode: an owner node of this instance's session may remain for
+	// the partition (a release or a clean-up that did not get through).
+	// Written by run's goroutine before done; the manage loop reads it
+	// after done and sweeps the node (see sweepOwnerNode).
+	mayHoldNode bool
+
+	// handing is held while pump hands messages out. A pause of the
+	// delivery gate that finds it free takes back what a claim's buffer
+	// holds at once (see takeBackOutsidePump), wherever else the worker is.
+	handing sync.Mutex
+	// takenBack is the lowest offset taken back that way (-1: none), which
+	// the next pump restarts below; guarded by handing.
+	takenBack int64
 }
 
 func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
@@ -77,6 +90,8 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
 		started: time.Now(),
+
+		takenBack: -1,
 	}
 	if cg != nil && cg.log != nil {
 		w.log = cg.log.With("topic", tp.Topic, "partition", tp.Partition)
@@ -206,6 +221,7 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			// Our done must imply the predecessor's: the manage loop tracks
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
+			w.mayHoldNode = w.prev.mayHoldNode // nobody claimed over it
 			return w.takeOr(eventStop)
 		}
 	}
@@ -214,9 +230,15 @@ func (w *partitionWorker) claimPartition() workerEvent {
 	})
 	if err != nil {
 		if w.ctx.Err() != nil {
+			if errors.Is(err, claim.ErrStoppedInDoubt) {
+				w.cleanUpInDoubtClaim()
+			} else if w.prev != nil && w.prev.mayHoldNode {
+				w.mayHoldNode = true // maybe no attempt found the predecessor's node
+			}
 			return w.takeOr(eventStop)
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
+		w.mayHoldNode = true                                  // an earlier attempt may have applied
 		return eventFailed
 	}
 	w.claim = pc
@@ -313,32 +335,6 @@ func (w *partitionWorker) commitFinal() workerEvent {
 	if w.owned.lost.Load() {
 		w.ev.raise(eventLoss) // the epoch moved during the final commit
 		return w.takeOr(eventLoss)
-	}
-	return eventFinished
-}
-
-// release is state releasing: give the claim up as releaseFor says.
-func (w *partitionWorker) release() workerEvent {
-	pc := w.claim
-	sess, _ := w.cg.kazoo.Session()
-	switch releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.ev.has(eventLoss)) {
-	case releaseNothing:
-		w.log.Info("stopped; the session holding the claim is gone, nothing to release")
-	case releaseAfterLoss:
-		// No newer claim of ours exists: a successor waits for this
-		// worker's done. Not abandoned on a timeout, for that reason: the
-		// call ends when ZooKeeper answers or the session closes.
-		if err := w.cg.instance.ReleaseAfterLoss(pc); err != nil {
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release after the claim was lost: %w", err))
-			return eventFailed
-		}
-		w.log.Info("stopped; the claim was lost, its owner node is gone")
-	default:
-		if err := w.cg.claimer.Release(context.Background(), pc); err != nil {
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
-			return eventFailed
-		}
-		w.log.Info("released")
 	}
 	return eventFinished
 }

@@ -103,6 +103,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	badRegs := make(map[string]bool)               // instances whose registration was reported unreadable
 	cooldown := make(map[topicPartition]time.Time) // partitions not to restart before then
 	cooled := make(chan struct{}, 1)               // a cool-down ended
+	leftover := make(map[topicPartition]bool)      // an owner node of ours may be left (see sweepOwnerNode)
 	resync := time.NewTicker(resyncInterval)
 	defer resync.Stop()
 
@@ -118,6 +119,9 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 			<-w.done
 			delete(stopping, tp)
+			if w.mayHoldNode {
+				leftover[tp] = true
+			}
 		}
 	}
 	defer func() { stopAll(false) }()
@@ -165,7 +169,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			}
 		} else {
 			failures = 0
-			cg.reconcile(v, workers, stopping, cooldown, exited)
+			cg.reconcile(v, workers, stopping, cooldown, leftover, exited)
 		}
 
 		var retry <-chan time.Time
@@ -184,6 +188,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			// Every claim died with the session: stop all partitions without
 			// committing or releasing, then register again.
 			stopAll(true)
+			clear(leftover) // the session's nodes are gone with it
 			if err := cg.reregister(); err != nil {
 				cg.report(newPartitionError("", -1, fmt.Errorf("register again after session expiry: %w", err)))
 			}
@@ -325,8 +330,10 @@ func knownRead[T any](ws *watchSet, key string, read func() (T, error), watch fu
 
 // reconcile stops the workers of partitions no longer assigned here and
 // starts workers for newly assigned ones; partitions kept keep flowing.
+// Owner nodes that ended workers may have left (leftover) are swept first,
+// for partitions no worker of ours wants (see sweepOwnerNode).
 func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker,
-	cooldown map[topicPartition]time.Time, exited chan<- *partitionWorker) {
+	cooldown map[topicPartition]time.Time, leftover map[topicPartition]bool, exited chan<- *partitionWorker) {
 	want := make(map[topicPartition]bool)
 	assigned, err := assignTopics(cg.config.Assignment.Strategy, v.members, v.partitions)
 	if err != nil { // unreachable: the strategy was validated
@@ -351,7 +358,16 @@ func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]
 		select {
 		case <-w.done:
 			delete(stopping, tp)
+			if w.mayHoldNode {
+				leftover[tp] = true
+			}
 		default:
+		}
+	}
+	for tp := range leftover {
+		if workers[tp] == nil && stopping[tp] == nil {
+			delete(leftover, tp)
+			stopping[tp] = cg.sweepOwnerNode(tp) // a worker started for tp waits for it
 		}
 	}
 	now := time.Now()

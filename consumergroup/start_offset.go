@@ -19,11 +19,14 @@ import (
 // position is written as soon as it is resolved.
 //
 // The resolved position is the first offset delivered, so committing it
-// never skips a message; a mark moves it forward as usual, and it is
-// committed until a commit at or above it succeeds (a failed first write is
-// tried again by the commit loop). The first write creates the node, so it
-// fails with a conflict if anybody wrote one meanwhile; the stored offset
-// is adopted then, as for any conflict.
+// never skips a message. It is stored before anything is delivered from
+// it: a failed write is retried, and nothing is handed out until it
+// succeeds. Otherwise an owner that died before its first commit would
+// let the next owner resolve Offsets.Initial again, and with
+// OffsetNewest the messages in between would never be delivered. The
+// first write creates the node, so it fails with a conflict if anybody
+// wrote one meanwhile; the stored offset is adopted then, as for any
+// conflict.
 
 // startAtInitial resolves Offsets.Initial for a partition that has no stored
 // position, makes it the partition's uncommitted position and commits it.
@@ -41,8 +44,7 @@ func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok b
 		start, err := w.resolveInitial()
 		if err == nil {
 			owned.restartUncommitted(start)
-			w.commitStart(owned)
-			return start, true
+			return start, w.commitStart(owned)
 		}
 		if time.Since(first) >= startReportAfter {
 			w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
@@ -82,16 +84,34 @@ func (w *partitionWorker) resolveInitial() (int64, error) {
 	return w.cg.client.GetOffset(w.tp.Topic, w.tp.Partition, w.cg.config.Offsets.Initial)
 }
 
-// commitStart commits a position set by restartUncommitted now, rather than
-// at the next tick of the commit loop. A conflict or a lost claim is
-// resolved by commit itself (the worker sees the seek or the loss before
-// its first delivery); failures are reported as the commit loop reports
-// them, and the commit loop tries again, since the position stays pending.
-func (w *partitionWorker) commitStart(owned *ownedOffsets) {
-	err := w.cg.offsetManager.commit(owned)
-	var conflict *OffsetConflictError
-	if err != nil && !errors.As(err, &conflict) { // conflicts are reported by commit
-		w.cg.report(err)
+// commitStart stores a position set by restartUncommitted before anything
+// is delivered from it, trying again (on a backoff from
+// Claim.InitialInterval up to Claim.RetryCooldown, each failure reported)
+// until it is stored. A conflict or a lost claim is resolved by commit
+// itself: the worker takes the seek or the loss before its first
+// delivery. It returns false when the worker's context ended first (stop,
+// abandon, loss, expiry).
+func (w *partitionWorker) commitStart(owned *ownedOffsets) bool {
+	wait := w.cg.config.Claim.InitialInterval
+	for {
+		err := w.cg.offsetManager.commit(owned)
+		var conflict *OffsetConflictError
+		switch {
+		case owned.lost.Load():
+			return false // the loss event ends the worker
+		case errors.As(err, &conflict) || owned.seeking.Load():
+			return true // commit reported it; the seek is taken first
+		case err != nil:
+			w.cg.report(err)
+		default:
+			if _, dirty, ok := owned.pendingOutsideRecall(); ok && !dirty {
+				return true
+			}
+		}
+		if !w.wait(wait) {
+			return false
+		}
+		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
 	}
 }
 

@@ -67,10 +67,11 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // an event other than a seek ends it, which it returns; a seek restarts
 // the fetch at its target.
 func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
-	// A pause reaches the worker as an event all through consuming, also
-	// between two partition consumers (after a seek or a reopen), so the
-	// next pump takes back what a claim's buffer still holds first thing.
-	stopListening := w.cg.gate.listen(w.ev.raisePause)
+	// A pause reaches the worker as an event all through consuming; pump
+	// takes back what a claim's buffer holds when it takes the event. Away
+	// from pump (opening a partition consumer, a cool-down, a start
+	// commit), the pause itself takes it back (see takeBackOutsidePump).
+	stopListening := w.cg.gate.listen(w.onPause(owned))
 	defer stopListening()
 	start := next
 	openSync := false
@@ -113,7 +114,21 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 			}
 			src, prefix = openedConsumer(spc), nil
 		}
+		w.handing.Lock()
+		if to, restart := w.restartAfterTakeBack(owned, start); restart {
+			w.handing.Unlock()
+			src.close()
+			start = to
+			continue
+		}
 		resume, end, ended := w.pump(owned, src, prefix, start)
+		w.handing.Unlock()
+		if !ended && w.cg.gate.paused() {
+			// A pause that came as pump returned found it busy, and pump
+			// did not take it: take back here. (Ended, the drain or the
+			// release takes back what is left.)
+			w.takeBackOutsidePump(owned)
+		}
 		if ended {
 			// sarama closes a partition consumer only after its broker's
 			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
@@ -223,7 +238,9 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
 		owned.restartUncommitted(resolved)
-		w.commitStart(owned)
+		if !w.commitStart(owned) {
+			return nil, w.ctx.Err()
+		}
 		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
 	}
 	return spc, err

@@ -102,6 +102,56 @@ func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to in
 	return to, true
 }
 
+// onPause is what a consuming worker does when the delivery gate pauses:
+// raise the pause for pump, and take back the buffer at once when no pump
+// runs.
+func (w *partitionWorker) onPause(owned *ownedOffsets) func() {
+	return func() {
+		w.ev.raisePause()
+		w.takeBackOutsidePump(owned)
+	}
+}
+
+// restartAfterTakeBack returns where to restart (restart true) when a
+// pause took messages back while no pump ran: the marked offset below the
+// lowest one taken back, as pump does after its own recall (start when
+// nothing is marked). Called with handing held, before pump.
+func (w *partitionWorker) restartAfterTakeBack(owned *ownedOffsets, start int64) (to int64, restart bool) {
+	below := w.takenBack
+	if below < 0 {
+		return 0, false
+	}
+	w.takenBack = -1
+	owned.beginRecall()
+	defer owned.endRecall()
+	if to = owned.restartAtMark(below); to < 0 {
+		to = start
+	}
+	return to, true
+}
+
+// takeBackOutsidePump empties the output's buffer when the gate pauses
+// while no pump runs: the worker may be elsewhere for long (sarama's
+// partition consumer opens without a context, with 30 s timeouts; a
+// cool-down; a start commit that ZooKeeper does not answer), and the
+// handler must not read the buffer after the pause. Commits stay capped
+// below the lowest offset taken back, and the next pump restarts at the
+// marked offset below it (see consume). It runs in the gate's goroutine
+// (or the worker's, after pump), so it must not block: commitMu, which a
+// hanging commit holds, is not taken.
+func (w *partitionWorker) takeBackOutsidePump(owned *ownedOffsets) {
+	if w.out == nil || cap(w.out) == 0 || !w.handing.TryLock() {
+		return // nothing to take back, or pump takes the pause event itself
+	}
+	defer w.handing.Unlock()
+	if n, lowest := w.recallCapped(owned); n > 0 {
+		if w.takenBack < 0 || lowest < w.takenBack {
+			w.takenBack = lowest
+		}
+		w.log.Info("fenced off with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
+	}
+}
+
 // recallWhileDraining empties the closed output's buffer while the gate is
 // paused; the final commit then stores the marked position.
 func (w *partitionWorker) recallWhileDraining() {

@@ -1,0 +1,132 @@
+package consumergroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// Giving an owner node up. A partition whose owner node outlives its
+// worker stays unowned for as long as this instance's session lives:
+// nobody else may delete the node, and the instance the partition moved
+// to waits on it. So every way a worker ends deletes the node, or leaves
+// a mark (mayHoldNode) for the manage loop, which deletes it once no
+// worker of ours wants the partition:
+//
+//   - a clean release is fenced by the claim's epoch; when the epoch moved
+//     after the final commit (a reset bumps it and leaves the owner node
+//     alone) or the release did not get through, the node is deleted if
+//     it still holds our id under the claim's session (releaseIfOurs);
+//   - a claim stopped while an attempt was in doubt (its request may have
+//     created the node, its reply lost) deletes the node the same way;
+//   - whatever still fails is swept by the manage loop (sweepOwnerNode),
+//     on its next pass and at every resync.
+//
+// releaseIfOurs may only run while no newer claim of this instance on the
+// partition can exist, since such a claim's node looks exactly the same: a
+// worker's successor waits for its done, and a sweep runs only for a
+// partition without a worker, with the next worker waiting for the sweep.
+// For the same reason its calls are never abandoned on a timeout; each
+// ends when ZooKeeper answers, the connection drops, or the session ends
+// (Close closes it after its bound). The bound this gives: a partition is
+// owned again within the session timeout plus a round trip after its owner
+// stops wanting it (a sweep: within resyncInterval).
+
+// release is state releasing: give the claim up as releaseFor says.
+func (w *partitionWorker) release() workerEvent {
+	runBeforeRelease(w)
+	pc := w.claim
+	sess, _ := w.cg.kazoo.Session()
+	kind := releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.ev.has(eventLoss))
+	switch kind {
+	case releaseNothing:
+		w.log.Info("stopped; the session holding the claim is gone, nothing to release")
+		return eventFinished
+	case releaseOwnerNode:
+		err := w.cg.claimer.Release(context.Background(), pc)
+		if err == nil {
+			w.log.Info("released")
+			return eventFinished
+		}
+		// Refused (the epoch moved since the final commit: a reset) or
+		// not through in time: the node may still be ours.
+		w.log.Info("the fenced release failed; deleting the owner node if it is still ours", "err", err)
+	}
+	if err := w.cg.releaseIfOurs(pc); err != nil {
+		w.mayHoldNode = true
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release: %w", err))
+		return eventFailed
+	}
+	w.log.Info("stopped; the claim had moved on, its owner node is gone")
+	return eventFinished
+}
+
+// cleanUpInDoubtClaim deletes the owner node a stopped claim may have
+// created under the current session (see claim.ErrStoppedInDoubt).
+func (w *partitionWorker) cleanUpInDoubtClaim() {
+	s, _ := w.cg.kazoo.Session()
+	if s.Status == kazoo.SessionClosed || s.ID == 0 {
+		return // closing: the session's end deletes every node of ours
+	}
+	pc := &kazoo.PartitionClaim{Topic: w.tp.Topic, Partition: w.tp.Partition, InstanceID: w.cg.instance.ID, SessionID: s.ID}
+	if err := w.cg.releaseIfOurs(pc); err != nil {
+		w.mayHoldNode = true
+		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("clean up a claim stopped in doubt: %w", err))
+		return
+	}
+	w.log.Info("stopped while a claim was in doubt; no owner node of ours is left")
+}
+
+// releaseIfOurs deletes pc's owner node if it still holds pc's instance
+// under pc's session (kazoo's ReleaseAfterLoss), retrying while
+// ZooKeeper's answer is in doubt, until the node is gone or not ours, or
+// pc's session has ended (and the node with it).
+func (cg *ConsumerGroup) releaseIfOurs(pc *kazoo.PartitionClaim) error {
+	wait := cg.config.Claim.InitialInterval
+	for {
+		err := cg.instance.ReleaseAfterLoss(pc)
+		if err == nil || !kazoo.IsRetryable(err) {
+			return err
+		}
+		if sessionEnded(cg.kazoo, pc.SessionID) {
+			return nil
+		}
+		cg.log.Debug("deleting an owner node of ours failed; trying again", "topic", pc.Topic, "partition", pc.Partition, "err", err)
+		time.Sleep(wait)
+		wait = min(2*wait, cg.config.Claim.MaxInterval)
+	}
+}
+
+// sessionEnded reports whether session id is over for good (expired,
+// replaced or closed), and every ephemeral node it held with it.
+func sessionEnded(kz *kazoo.Kazoo, id int64) bool {
+	s, _ := kz.Session()
+	return s.ID != id || s.Status == kazoo.SessionExpired || s.Status == kazoo.SessionClosed
+}
+
+// sweepOwnerNode starts a sweeper for tp: a stand-in worker, kept among the
+// stopping ones so that a worker started for tp meanwhile waits for it,
+// which deletes an owner node of this instance's current session left for
+// tp by an earlier worker (see mayHoldNode).
+func (cg *ConsumerGroup) sweepOwnerNode(tp topicPartition) *partitionWorker {
+	w := newWorker(cg, tp)
+	close(w.claimed) // it never claims
+	go func() {
+		defer close(w.done)
+		defer w.cancel()
+		s, _ := cg.kazoo.Session()
+		if s.Status != kazoo.SessionConnected {
+			w.mayHoldNode = s.Status != kazoo.SessionClosed // the next pass looks again
+			return
+		}
+		pc := &kazoo.PartitionClaim{Topic: tp.Topic, Partition: tp.Partition, InstanceID: cg.instance.ID, SessionID: s.ID}
+		if err := cg.releaseIfOurs(pc); err != nil {
+			w.mayHoldNode = !errors.Is(err, kazoo.ErrClosing)
+			cg.reportPartition(tp.Topic, tp.Partition, fmt.Errorf("delete an owner node left behind: %w", err))
+		}
+	}()
+	return w
+}
