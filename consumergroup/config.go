@@ -101,10 +101,17 @@ type Config struct {
 		// ResetOffsets deletes the group's stored offsets when joining, so
 		// consumption restarts at Initial: in ZooKeeper, and with Storage
 		// kafka or dual also the group's offsets in Kafka. Default false.
-		// The ZooKeeper reset fences running members; Kafka's offsets carry
-		// no fence, so with kafka or dual storage reset only while no other
-		// member runs: a member that re-claims between the two resets reads
-		// (and in dual mode writes back) the old Kafka offset.
+		//
+		// With zookeeper storage the reset fences running members (each
+		// partition's epoch moves with its offset), so it may be made
+		// while they run. Kafka's offsets carry no epoch, so with kafka or
+		// dual storage a running member could read the old Kafka offset
+		// back after the reset (and in dual mode write it to ZooKeeper
+		// again): the join is refused, with ErrResetWhileMembersRun, while
+		// any other member of the group is registered, as Kafka's
+		// kafka-consumer-groups.sh --reset-offsets refuses a group with
+		// active members. It then needs Config.Version >= 2.4.0 (Kafka's
+		// OffsetDelete), which Validate checks.
 		ResetOffsets bool
 
 		// Storage is where offsets are committed and read:
@@ -298,6 +305,11 @@ func (c *Config) Validate() error {
 	if !c.Offsets.Storage.valid() {
 		bad("Offsets.Storage", "must be %q, %q or %q, got %q",
 			OffsetStorageZookeeper, OffsetStorageKafka, OffsetStorageDual, string(c.Offsets.Storage))
+	} else if c.Offsets.ResetOffsets && c.Offsets.Storage.usesKafka() && c.Config != nil && !c.Version.IsAtLeast(sarama.V2_4_0_0) {
+		// Otherwise every join fails at the reset, with sarama's "The
+		// version of API is not supported".
+		bad("Config.Version", "must be >= %s with Offsets.ResetOffsets and Offsets.Storage %q (deleting the group's offsets in Kafka takes OffsetDelete, Kafka 2.4), got %s",
+			sarama.V2_4_0_0, string(c.Offsets.Storage), c.Version)
 	}
 
 	switch {

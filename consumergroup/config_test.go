@@ -225,3 +225,47 @@ func TestConfigValidateNil(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Offsets.ResetOffsets with kafka or dual storage deletes the group's
+// offsets in Kafka (OffsetDelete), which needs Kafka 2.4: an older
+// Config.Version would make every such join fail, so Validate refuses it,
+// naming Config.Version. With zookeeper storage, or without a reset, any
+// version does.
+func TestConfigValidateResetVersion(t *testing.T) {
+	for _, c := range []struct {
+		storage OffsetStorage
+		reset   bool
+		version sarama.KafkaVersion
+		refused bool
+	}{
+		{OffsetStorageKafka, true, sarama.V2_3_0_0, true},
+		{OffsetStorageDual, true, sarama.V2_1_0_0, true},
+		{OffsetStorageDual, true, sarama.V0_11_0_0, true},
+		{OffsetStorageKafka, true, sarama.V2_4_0_0, false},
+		{OffsetStorageDual, true, sarama.V3_0_0_0, false},
+		{OffsetStorageZookeeper, true, sarama.V2_1_0_0, false},
+		{OffsetStorageKafka, false, sarama.V2_1_0_0, false},
+	} {
+		cfg := NewConfig()
+		cfg.Offsets.Storage = c.storage
+		cfg.Offsets.ResetOffsets = c.reset
+		cfg.Version = c.version
+		err := cfg.Validate()
+		if !c.refused {
+			if err != nil {
+				t.Errorf("%s, reset %v, Version %s: %v", c.storage, c.reset, c.version, err)
+			}
+			continue
+		}
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Field != "Config.Version" || !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s, reset %v, Version %s: got %v, want a *ConfigError naming Config.Version", c.storage, c.reset, c.version, err)
+			continue
+		}
+		for _, want := range []string{c.version.String(), "2.4.0", "Offsets.ResetOffsets", "Offsets.Storage", string(c.storage)} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s, Version %s: the error does not name %q: %v", c.storage, c.version, want, err)
+			}
+		}
+	}
+}

@@ -158,7 +158,10 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		}
 	}
 	cg.group = cg.kazoo.Consumergroup(cg.name)
-	if cg.config.Offsets.ResetOffsets {
+	if cg.config.Offsets.ResetOffsets && !cg.config.Offsets.Storage.usesKafka() {
+		// Fenced (each partition's epoch moves with its offset), so it
+		// holds while members run. With Kafka in the storage,
+		// openKafkaOffsets resets both stores, once the client is up.
 		if err := cg.group.ResetOffsets(); err != nil {
 			return fmt.Errorf("consumergroup: reset offsets: %w", err)
 		}
@@ -173,7 +176,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 	if err := cg.openKafkaOffsets(); err != nil {
-		return fmt.Errorf("consumergroup: %w", err)
+		return err
 	}
 	if err := cg.openTopicSource(); err != nil {
 		return err

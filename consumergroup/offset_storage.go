@@ -55,7 +55,8 @@ func (s OffsetStorage) usesKafka() bool {
 type groupOffsetStore interface {
 	// fetch returns the stored next offset of a partition, -1 if none.
 	fetch(topic string, partition int32) (int64, error)
-	// commit stores next as the partition's next offset.
+	// commit stores next as the partition's next offset, in one attempt:
+	// the offset manager decides whether to try again (retryKafkaCommit).
 	commit(topic string, partition int32, next int64) error
 	// reset deletes every stored offset of the group.
 	reset() error
@@ -137,11 +138,13 @@ const kafkaRefresh = time.Hour
 // kafkaState is the Kafka side of an owned partition.
 type kafkaState struct {
 	next atomic.Int64 // next offset last committed to Kafka (or read from it); -1: none
-	at   atomic.Int64 // when it was last committed, in Unix nanoseconds; 0: never by us
+	at   atomic.Int64 // when that commit's request was sent, in Unix nanoseconds; 0: never by us
 }
 
-// due reports whether Kafka should be given target now: it differs from
-// what Kafka holds, or what Kafka holds was not written for kafkaRefresh.
+// due reports whether Kafka should be given target now, as far as this
+// instance's own writes tell: target differs from what it last wrote (or
+// read at the claim), or that was not written for kafkaRefresh. What
+// someone else wrote since is kafkaDue's to find.
 func (k *kafkaState) due(target int64, now time.Time) bool {
 	if target < 0 {
 		return false
