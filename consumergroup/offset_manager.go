@@ -385,6 +385,43 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 	}
 }
 
+// rewindAsReset stores next, below the stored offset, the way a reset
+// does (see kazoo's RewindOffsetFenced): fenced by o's claim, with an
+// epoch bump that ends the claim, so the worker stops and claims again,
+// and nothing under the old epoch commits any more. ZooKeeper storage
+// only (Kafka knows no epochs): it reports whether it applies.
+func (om *zookeeperOffsetManager) rewindAsReset(o *ownedOffsets, next int64) (applies bool, err error) {
+	if om.storage != OffsetStorageZookeeper && om.storage != "" || o.claim == nil {
+		return false, nil
+	}
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	err = om.cg.instance.RewindOffsetFenced(o.claim, next, o.version)
+	var conflict *kazoo.OffsetConflictError
+	switch {
+	case err == nil, errors.Is(err, kazoo.ErrClaimLost):
+		o.lost.Store(true) // our own reset ended the claim, or someone else did
+		if o.worker != nil {
+			o.worker.lost()
+		}
+		if err != nil {
+			return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d refused, partition lost to another claim: %w", next, err))
+		}
+		return true, nil
+	case errors.As(err, &conflict):
+		// Changed underneath: adopt what is stored, as a commit does.
+		o.version = conflict.Version
+		if o.worker != nil {
+			o.seeking.Store(true)
+			o.worker.seek(conflict.Stored)
+		}
+		return true, newPartitionError(o.tp.Topic, o.tp.Partition,
+			&OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err})
+	default:
+		return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, err))
+	}
+}
+
 func (om *zookeeperOffsetManager) snapshot() []*ownedOffsets {
 	om.mu.Lock()
 	defer om.mu.Unlock()

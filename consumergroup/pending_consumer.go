@@ -30,7 +30,7 @@ func (w *partitionWorker) openAsync(from int64) *pendingConsumer {
 	p := &pendingConsumer{ready: make(chan struct{})}
 	go func() {
 		defer close(p.ready)
-		p.spc, p.err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, from)
+		p.spc, p.err = w.openPartitionConsumer(from)
 	}()
 	return p
 }

@@ -81,7 +81,9 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.
 func (w *partitionWorker) resolveInitial() (int64, error) {
-	return w.cg.client.GetOffset(w.tp.Topic, w.tp.Partition, w.cg.config.Offsets.Initial)
+	return untilClosing(w.cg.stopper, func() (int64, error) {
+		return w.cg.client.GetOffset(w.tp.Topic, w.tp.Partition, w.cg.config.Offsets.Initial)
+	}, nil)
 }
 
 // commitStart stores a position set by restartUncommitted before anything

@@ -103,7 +103,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 			openSync = false
 			spc, err := w.open(owned, start)
 			if err != nil {
-				if w.ctx.Err() != nil {
+				if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) {
 					return w.endConsuming(owned)
 				}
 				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
@@ -228,12 +228,26 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 	if start < 0 {
 		start = w.cg.config.Offsets.Initial
 	}
-	spc, err := w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, start)
+	spc, err := w.openPartitionConsumer(start)
 	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
 		initial := w.cg.config.Offsets.Initial
 		resolved, rerr := w.resolveInitial()
 		if rerr != nil {
 			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+		}
+		if resolved < start {
+			// Below the stored offset (the log was truncated or the topic
+			// re-created): a lower offset is stored only as a reset is,
+			// with an epoch bump that ends this claim; the worker then
+			// claims again and reads it.
+			if applies, rerr := w.cg.offsetManager.rewindAsReset(owned, resolved); applies {
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+					fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
+				if rerr != nil {
+					return nil, rerr
+				}
+				return nil, errClaimEndedByRewind
+			}
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
@@ -241,10 +255,14 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 		if !w.commitStart(owned) {
 			return nil, w.ctx.Err()
 		}
-		spc, err = w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, resolved)
+		spc, err = w.openPartitionConsumer(resolved)
 	}
 	return spc, err
 }
+
+// errClaimEndedByRewind: open stored an offset below the stored one as a
+// reset, which ended the claim; the loss event follows.
+var errClaimEndedByRewind = errors.New("consumergroup: the claim ended with the rewind")
 
 func offsetName(o int64) string {
 	switch o {

@@ -294,6 +294,54 @@ func (cgi *ConsumergroupInstance) CommitOffsetFenced(c *PartitionClaim, offset i
 	return -1, znodeErr("commit", node, fmt.Errorf("%w: offsets directory kept vanishing", ErrClaimContended))
 }
 
+// RewindOffsetFenced stores offset as the partition's committed offset
+// although it may be lower than what is stored, the way a reset does: in
+// one transaction it bumps the epoch node from the claim's epoch (so the
+// claim ends, and so does every commit in flight under it) and sets the
+// offset node at expectedVersion (-1: creates it). The owner uses it when
+// its stored offset lies past the log's end (a truncated or re-created
+// topic) and Offsets.Initial takes it back: a lower offset is written only
+// with an epoch bump, as by an operator's reset, and only while the claim
+// holds. After it the caller claims again.
+//
+// If the epoch moved the error wraps ErrClaimLost; if the offset node is
+// not at expectedVersion the error is an *OffsetConflictError. Either way
+// nothing changed.
+func (cgi *ConsumergroupInstance) RewindOffsetFenced(c *PartitionClaim, offset int64, expectedVersion int32) error {
+	if err := cgi.checkClaim(c); err != nil {
+		return err
+	}
+	if offset < 0 {
+		return fmt.Errorf("kazoo: RewindOffsetFenced %s: offset must be >= 0, got %d", c, offset)
+	}
+	kz := cgi.kz()
+	node := kz.offsetPath(cgi.cg.Name, c.Topic, c.Partition)
+	epoch := kz.epochPath(cgi.cg.Name, c.Topic, c.Partition)
+	data := []byte(strconv.FormatInt(offset, 10))
+	var write any = &zk.SetDataRequest{Path: node, Data: data, Version: expectedVersion}
+	if expectedVersion == -1 {
+		if err := kz.mkdirRecursive(path.Dir(node)); err != nil {
+			return err
+		}
+		write = &zk.CreateRequest{Path: node, Data: data, Acl: kz.acl}
+	}
+	resp, err := kz.conn.Multi(&zk.SetDataRequest{Path: epoch, Data: []byte(c.InstanceID), Version: c.Epoch}, write)
+	switch op := failedOp(resp); {
+	case err == nil:
+		return nil
+	case op == 0 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+		return cgi.claimLost(c, epoch)
+	case op == 1 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)):
+		stored, version, ferr := cgi.cg.FetchOffsetVersion(c.Topic, c.Partition)
+		if ferr != nil {
+			return ferr
+		}
+		return &OffsetConflictError{Topic: c.Topic, Partition: c.Partition, Stored: stored, Version: version}
+	default:
+		return znodeErr("rewind", node, err)
+	}
+}
+
 func (cgi *ConsumergroupInstance) checkClaim(c *PartitionClaim) error {
 	if err := cgi.check(); err != nil {
 		return err
