@@ -44,7 +44,9 @@
 //  1. JoinConsumerGroup validates its arguments and the Config, connects to
 //     ZooKeeper, finds the brokers (in ZooKeeper, or from Kafka.Brokers), and
 //     registers this instance under
-//     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets).
+//     /consumers/<g>/ids (Offsets.ResetOffsets first deletes stored offsets;
+//     with kafka or dual storage only while no other member is registered,
+//     since Kafka's offsets carry no epoch: ErrResetWhileMembersRun).
 //     JoinConsumerGroupPattern does the same with a white_list registration:
 //     a regular expression over topic names, covering topics created later.
 //  2. Each instance computes the assignment from the registered instances,
@@ -80,16 +82,27 @@
 //     of Consumer.Fetch.MaxBytes. sarama's PartitionConsumer reads instead
 //     with read_committed, before Kafka 0.11, with a RackID, and after a
 //     fetch error that retrying does not mend. Offsets.Initial is resolved to a
-//     real offset first and committed at once (fenced by the claim), so every
-//     claimed partition has an offset node, even one never marked: monitors
-//     such as Burrow, which read the nodes of partitions 0..n-1, see them all.
+//     real offset first and stored (fenced by the claim) before anything is
+//     delivered, retried until it is, so every claimed partition has an
+//     offset node, even one never marked: monitors such as Burrow, which
+//     read the nodes of partitions 0..n-1, see them all. A stored offset
+//     past the log's end that Offsets.Initial takes back is written as a
+//     reset (ZooKeeper storage): with an epoch bump that ends the claim,
+//     and the partition is claimed again.
 //  5. The application calls CommitUpto for each processed message; every
 //     Offsets.CommitInterval, on FlushOffsets, and on release, the marked
 //     offsets are committed, each fenced by the claim's epoch.
 //  6. On a rebalance, partitions this instance keeps keep flowing. Each
 //     partition it loses stops fetching, waits up to Offsets.ProcessingTimeout
 //     for the delivered messages to be marked, commits, and releases its
-//     claim (also fenced by the epoch).
+//     claim (also fenced by the epoch). If the epoch moved after the final
+//     commit (a reset), or the release did not get through, the owner node
+//     is deleted while it still holds this instance's id under the claim's
+//     session; so is one that a claim stopped while its reply was lost may
+//     have created. Whatever still fails is swept by the group's loop.
+//     No owner node outlives the worker that wanted it: a partition is
+//     owned again within the session timeout plus a round trip after its
+//     owner stops wanting it (plus the drain).
 //  7. Close does step 6 for every partition, deregisters the instance, and
 //     closes Messages() and Errors(). It returns within ProcessingTimeout
 //     + 1.5 x the session timeout even if nobody reads either channel and
@@ -163,13 +176,18 @@
 // A Kafka commit is made only while the claim holds as far as the instance
 // knows: the claim watch has not seen it end, the ZooKeeper session holding
 // it is the current one, and the session fence is not paused; this is
-// checked immediately before the request is sent. Kafka cannot check the
-// epoch itself, so unlike a ZooKeeper commit the check and the write are
-// not one atomic step: a commit already sent when the claim moves can land
-// after the new owner's first commit. It holds only an offset this
-// instance marked, so no message is skipped, but it may move the offset
-// back until the new owner commits again (messages delivered again), or
-// undo a reset made at that moment. Offsets unchanged for an hour are
+// checked again before every attempt, each one OffsetCommit request, and
+// no attempt starts later than the shorter of Zookeeper.Timeout and
+// Net.ReadTimeout after the commit began. Kafka cannot check the epoch
+// itself, so unlike a ZooKeeper commit the check and the write are not one
+// atomic step: a request already on its way when the claim moves can land
+// after the new owner's commit. It holds only an offset this instance
+// marked, so no message is skipped, but it may move the offset back
+// (messages delivered again) until the owner's next commit round, which
+// reads Kafka's offsets and writes again any that differ from its own. A
+// reset with kafka or dual storage is refused while other members are
+// registered, since a running member could read the old Kafka offset back
+// after ZooKeeper's reset. Offsets unchanged for an hour are
 // committed again, since Kafka expires the offsets of a group without
 // broker-coordinated members offsets.retention.minutes after their last
 // commit.
@@ -180,9 +198,13 @@
 //     application marked it (or a later message of its partition).
 //   - A committed offset never decreases, except by an explicit reset
 //     (Offsets.ResetOffsets, a session's ResetOffset, or an operator
-//     writing the offset node). A
-//     reset through kazoo bumps each partition's epoch with the deletion, so
-//     an owner's commit in flight is refused rather than written over it.
+//     writing the offset node), or by Offsets.Initial taking back an offset
+//     past the log's end, which is written as a reset. A reset through
+//     kazoo bumps each partition's epoch with the deletion, so an owner's
+//     commit in flight is refused rather than written over it. With Kafka
+//     storage, see above for commits in flight.
+//   - No partition stays unowned while its owner lives: no owner node
+//     outlives the worker that wanted it (see step 6).
 //   - Every commit has an exact outcome: one whose reply was lost (a dropped
 //     connection, a leader election) is in doubt, and when the next commit
 //     finds the offset node one version on holding exactly what was sent,
@@ -218,6 +240,8 @@
 //     messages for the next owner to deliver again. A claim's channel is
 //     buffered; a claim that ends cleanly lets its handler read what the
 //     buffer holds and waits for those marks, so neither strands anything.
+//     A pause of delivery (the instance fenced off) takes the buffer back
+//     at once, whatever the partition's worker is doing.
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged.
 //   - A gained partition delivers its first message within milliseconds of
