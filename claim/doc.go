@@ -34,7 +34,10 @@
 //  6. Stop at once, with ctx's error, when ctx is cancelled (the
 //     assignment changed), and at once with a *Error when an error is
 //     permanent (authentication, ACL, bad arguments, malformed data, a
-//     closing client, anything wrapped by Permanent).
+//     closing client, anything wrapped by Permanent). A stop after an
+//     attempt whose reply was lost also wraps ErrStoppedInDoubt: that
+//     attempt may have created the owner node, which the caller deletes
+//     once no newer claim of its own can exist.
 //
 // A final failure is a *Error carrying topic, partition, attempts, elapsed
 // time and cause. Claimer.Keep wraps Claim for a caller that stays assigned:

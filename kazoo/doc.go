@@ -61,6 +61,9 @@
 //     again and reads the offset afresh. ResetOffset and ResetOffsetsTo set
 //     offsets the same way: one Multi sets or creates the offset node and
 //     bumps the epoch node, creating it if the partition was never claimed.
+//     RewindOffsetFenced is the owner's own reset (an offset past the log's
+//     end taken back): Multi(SetData(epoch, E), SetData(offset)), so it
+//     applies only while the claim holds, and ends it.
 //   - WatchClaim tells an owner, within one round trip, that its claim ended.
 //   - ConfirmSession answers only when the ensemble's leader stands behind
 //     the session, and SessionTimeout is the timeout the server granted: a
