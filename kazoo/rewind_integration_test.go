@@ -1,0 +1,41 @@
+package kazoo
+
+import "testing"
+
+// RewindOffsetFenced is the owner's own reset: it stores a lower offset
+// only while the claim holds, in one transaction with an epoch bump that
+// ends the claim, so commits under that claim are refused afterwards. A
+// claim that moved on changes nothing.
+func TestIntegrationRewindOffsetFenced(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	g := kz.Consumergroup("g")
+	a := g.Instance("a")
+
+	c := cgMust(a.Claim("t", 0)).get(t)
+	v, err := a.CommitOffsetFenced(c, 1000, -1)
+	cgNoErr(t, err)
+	before := e.epoch("g", "t", 0)
+	cgNoErr(t, a.RewindOffsetFenced(c, 5, v))
+	if got, err := g.FetchOffset("t", 0); err != nil || got != 5 {
+		t.Fatalf("offset after the rewind: %d (%v), want 5", got, err)
+	}
+	if after := e.epoch("g", "t", 0); after != before+1 {
+		t.Errorf("epoch %d after the rewind, want %d: the rewind must end the claim", after, before+1)
+	}
+	_, err = a.CommitOffsetFenced(c, 6, v+1)
+	cgWantErr(t, err, ErrClaimLost) // the rewound claim commits nothing more
+	cgWantErr(t, a.RewindOffsetFenced(c, 0, v+1), ErrClaimLost)
+	if got, _ := g.FetchOffset("t", 0); got != 5 {
+		t.Errorf("offset %d after refused writes, want 5", got)
+	}
+
+	// A conflict: the offset node moved underneath.
+	c2 := cgMust(a.Claim("t", 0)).get(t)
+	err = a.RewindOffsetFenced(c2, 0, 0) // the node is at version 1
+	assertConflict(t, err, 5, 1)
+	if got, _ := g.FetchOffset("t", 0); got != 5 {
+		t.Errorf("offset %d after a conflict, want 5", got)
+	}
+}
