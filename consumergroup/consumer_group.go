@@ -20,6 +20,7 @@ import (
 type ConsumerGroup struct {
 	config *Config
 	name   string
+	chroot string       // the ZooKeeper chroot in use: Zookeeper.Chroot, or the connection string's
 	topics []string     // a static subscription; nil with a pattern
 	filter *topicFilter // a white_list subscription (JoinConsumerGroupPattern); nil if static
 	log    *slog.Logger
@@ -111,6 +112,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg := &ConsumerGroup{
 		config:   config,
 		name:     name,
+		chroot:   zkConf.Chroot,
 		topics:   append([]string(nil), topics...),
 		filter:   filter,
 		log:      config.logger().With("group", name),

@@ -167,3 +167,13 @@ func TestValidateJoinArgs(t *testing.T) {
 		})
 	}
 }
+
+// A registration named in an error carries the chroot in use, also one
+// given in the connection string ("host:2181/kafka") rather than in
+// Zookeeper.Chroot.
+func TestRegistrationPathNamesTheChroot(t *testing.T) {
+	cg := &ConsumerGroup{config: NewConfig(), name: "g", chroot: "/kafka"}
+	if got, want := cg.registrationPath("i"), "/kafka/consumers/g/ids/i"; got != want {
+		t.Errorf("registrationPath = %q, want %q", got, want)
+	}
+}

@@ -60,5 +60,5 @@ func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.Consumergroup
 // registrationPath is the znode of an instance's registration, as kazoo
 // names it in errors.
 func (cg *ConsumerGroup) registrationPath(id string) string {
-	return cg.config.Zookeeper.Chroot + "/consumers/" + cg.name + "/ids/" + id
+	return cg.chroot + "/consumers/" + cg.name + "/ids/" + id
 }
