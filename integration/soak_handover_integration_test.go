@@ -3,8 +3,10 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -82,8 +84,9 @@ import (
 // reset, aimed-reset, lost and aimed-lost (default: all four), to tell
 // which fault a failure needs.
 //
-// TestIntegrationFaultHandoverSoakFull runs it with ZKGROUP_SOAK=1
-// (ZKGROUP_SOAK_HANDOVERS hand-overs, default 500).
+// TestIntegrationFaultHandoverSoak runs in the faults phase (150
+// hand-overs, 10-20 s); TestIntegrationFaultHandoverSoakFull runs the full soak with
+// ZKGROUP_SOAK=1 (ZKGROUP_SOAK_HANDOVERS hand-overs, default 500).
 // Without the race detector: its reconnects trip go-zookeeper's known race
 // on reconnect.
 
@@ -97,6 +100,14 @@ const (
 	soakMinMembers = 3
 	soakMaxMembers = 4
 )
+
+func TestIntegrationFaultHandoverSoak(t *testing.T) {
+	faultTest(t)
+	if os.Getenv("ZKGROUP_SOAK") != "" {
+		t.Skip("ZKGROUP_SOAK is set: TestIntegrationFaultHandoverSoakFull runs the full soak instead")
+	}
+	runHandoverSoak(t, 150, 60*time.Second)
+}
 
 func TestIntegrationFaultHandoverSoakFull(t *testing.T) {
 	faultTest(t)
@@ -266,7 +277,11 @@ func runHandoverSoak(t *testing.T, targetHandovers int, maxCycles time.Duration)
 	t.Logf("bound: session timeout %v + 1 s = %v (drains are instant: every message is marked when delivered)", r.bound-time.Second, r.bound)
 	t.Logf("unowned intervals: %d, %d over the bound; longest %s", len(unowned), len(overU), r.describe(maxU))
 	t.Logf("hand-over gaps (not owned by its assignee): %d, %d over the bound; longest %s", len(gaps), len(overG), r.describe(maxG))
-	for _, g := range append(overU, overG...) {
+	for i, g := range append(overU, overG...) {
+		if i == 10 {
+			t.Logf("... %d more over the bound", len(overU)+len(overG)-i)
+			break
+		}
 		t.Logf("over the bound: %s", r.describe(&g))
 	}
 	shown := map[int]bool{}
@@ -276,11 +291,19 @@ func runHandoverSoak(t *testing.T, targetHandovers int, maxCycles time.Duration)
 			t.Logf("cycle %d's events: %s", g.cycle, strings.Join(r.cycleEvents(g.cycle), "; "))
 		}
 	}
-	for _, e := range claimErrs {
-		t.Logf("claim error: %s", e)
+	if len(claimErrs) > 0 {
+		t.Logf("%d claim errors (each logged when reported); the first: %s", len(claimErrs), claimErrs[0])
 	}
 	if len(otherErrs) > 0 {
-		t.Logf("%d other errors reported; the first: %s", len(otherErrs), strings.Join(firstN(otherErrs, 8), " | "))
+		kinds := map[string]int{}
+		for _, e := range otherErrs {
+			kinds[errKind(e)]++
+		}
+		byCount := slices.SortedFunc(maps.Keys(kinds), func(a, b string) int { return kinds[b] - kinds[a] })
+		t.Logf("%d other errors reported, of %d kinds:", len(otherErrs), len(kinds))
+		for _, k := range byCount {
+			t.Logf("  %5d x %s", kinds[k], k)
+		}
 	}
 	if len(closeErrs) > 0 {
 		t.Logf("%d Close errors: %s", len(closeErrs), strings.Join(firstN(closeErrs, 5), " | "))
@@ -747,4 +770,22 @@ func (r *soakRun) followUp(spare string, pick int) {
 		return
 	}
 	r.stopMember(others[pick%len(others)])
+}
+
+var (
+	errInstance = regexp.MustCompile(`vm:[0-9a-f-]+|[^ :/]+:[0-9a-f]{8}-[0-9a-f-]{27}`)
+	errNames    = regexp.MustCompile(`\b(it|soak)-[0-9a-f]+`)
+	errNumbers  = regexp.MustCompile(`0x[0-9a-f]+|[0-9]+(\.[0-9]+)?(ms|µs|s)?`)
+)
+
+// errKind is an error reported to the soak (as groupError records it)
+// without its time, member, cycle, names and numbers: errors of one kind
+// differ only in those.
+func errKind(what string) string {
+	if i := strings.Index(what, "): "); i >= 0 {
+		what = what[i+3:]
+	}
+	what = errInstance.ReplaceAllString(what, "<id>")
+	what = errNames.ReplaceAllString(what, "<$1>")
+	return errNumbers.ReplaceAllString(what, "N")
 }
