@@ -47,8 +47,12 @@ type ConsumerGroup struct {
 	sink     claimSink // where workers hand messages; nil: messages
 	errors   chan error
 	stopper  chan struct{} // closed by Close
-	done     chan struct{} // closed when the manage loop has stopped every partition
-	gate     *deliveryGate // closed while this instance is fenced off
+	// closeExpired is closed when Close stops waiting for the partitions to
+	// stop (see awaitStop): calls without a context (Kafka's offset reads
+	// and commits) are abandoned then, so Close keeps its bound.
+	closeExpired chan struct{}
+	done         chan struct{} // closed when the manage loop has stopped every partition
+	gate         *deliveryGate // closed while this instance is fenced off
 
 	errorsMu       sync.RWMutex // report holds it to read, Close to close errors
 	singleShutdown sync.Once
@@ -119,9 +123,11 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 		messages: make(chan *sarama.ConsumerMessage),
 		errors:   make(chan error, max(config.ChannelBufferSize, 1)),
 		stopper:  make(chan struct{}),
-		done:     make(chan struct{}),
-		gate:     newDeliveryGate(),
-		sink:     opts.sink,
+
+		closeExpired: make(chan struct{}),
+		done:         make(chan struct{}),
+		gate:         newDeliveryGate(),
+		sink:         opts.sink,
 	}
 	if err := cg.connect(servers, &zkConf); err != nil {
 		cg.teardown()
@@ -327,6 +333,7 @@ func (cg *ConsumerGroup) Close() error {
 func (cg *ConsumerGroup) awaitStop() {
 	if cg.gate.paused() {
 		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
+		close(cg.closeExpired)
 		_ = cg.kazoo.Close()
 	}
 	bound := time.NewTimer(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
@@ -335,6 +342,9 @@ func (cg *ConsumerGroup) awaitStop() {
 	case <-cg.done:
 	case <-bound.C:
 		cg.log.Warn("partitions did not stop in time; closing the session to unblock them")
+		if !isClosed(cg.closeExpired) {
+			close(cg.closeExpired)
+		}
 		_ = cg.kazoo.Close()
 		<-cg.done
 	}
