@@ -100,7 +100,7 @@ type loop struct {
 	immediate       int                // consecutive attempts started without a backoff wait
 	watch           <-chan kazoo.Event // the armed owner watch, shared through c.watches
 	lastErr         error
-	doubt           bool // the last attempt's outcome is unknown (see inDoubt)
+	doubt           bool // an owner node of ours may exist (see doubtAfter)
 }
 
 func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
@@ -120,9 +120,7 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 			l.doubt = false
 			return pc, nil
 		}
-		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-			l.doubt = inDoubt(err)
-		}
+		l.doubt = doubtAfter(l.doubt, err)
 		if ctx.Err() != nil {
 			return nil, stopped(ctx, l.doubt)
 		}

@@ -50,13 +50,21 @@ func (e *Error) Unwrap() error { return e.Cause }
 // kazoo.ConsumergroupInstance.ReleaseAfterLoss).
 var ErrStoppedInDoubt = errors.New("claim: stopped after an attempt whose outcome is in doubt")
 
-// inDoubt reports whether a failed TryClaim may have created the owner node
-// all the same: any error but a definite answer (owned by another, the
-// owner node vanished, the node kept changing, a permanent error).
-func inDoubt(err error) bool {
-	return err != nil && !errors.Is(err, kazoo.ErrPartitionClaimedByOther) &&
-		!errors.Is(err, kazoo.ErrNoNode) && !errors.Is(err, kazoo.ErrClaimContended) &&
-		!IsPermanent(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+// doubtAfter returns whether an owner node of ours may exist after a
+// failed TryClaim, given whether one might before it (doubt). Only a
+// definite answer about the node clears the doubt: it is someone else's,
+// or it vanished. A permanent error, or the context's, says nothing about
+// it; any other error may leave one (a reply lost after the transaction
+// applied; kazoo's ErrClaimContended, which it also returns with our node
+// in place when the epoch kept moving under its bump).
+func doubtAfter(doubt bool, err error) bool {
+	switch {
+	case errors.Is(err, kazoo.ErrPartitionClaimedByOther), errors.Is(err, kazoo.ErrNoNode):
+		return false
+	case IsPermanent(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return doubt
+	}
+	return true
 }
 
 // stopped returns ctx's error, wrapping ErrStoppedInDoubt too when the

@@ -19,6 +19,7 @@ import (
 func TestStoppedClaimReportsDoubt(t *testing.T) {
 	lost := fmt.Errorf("claim: %w", zk.ErrConnectionClosed)
 	other := fmt.Errorf("claim: %w", kazoo.ErrPartitionClaimedByOther)
+	contended := fmt.Errorf("claim: %w after 3 attempts", kazoo.ErrClaimContended)
 	cases := []struct {
 		name     string
 		calls    []call
@@ -29,6 +30,9 @@ func TestStoppedClaimReportsDoubt(t *testing.T) {
 		{"owned by another, then stopped", []call{tryClaim(nil, other), watchOwner("A", nil, nil)}, 50 * time.Millisecond, false},
 		{"reply lost, then a definite answer", []call{tryClaim(nil, lost), tryClaim(nil, other), watchOwner("A", nil, nil)}, 150 * time.Millisecond, false},
 		{"a definite answer, then a reply lost", []call{tryClaim(nil, other), watchOwner("A", nil, nil), tryClaim(nil, lost)}, 150 * time.Millisecond, true},
+		// kazoo answers ErrClaimContended also with our node in place (the
+		// epoch kept moving under its bump): no proof the node is gone.
+		{"reply lost, then contended", []call{tryClaim(nil, lost), tryClaim(nil, contended)}, 150 * time.Millisecond, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

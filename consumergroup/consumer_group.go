@@ -51,6 +51,7 @@ type ConsumerGroup struct {
 	// stop (see awaitStop): calls without a context (Kafka's offset reads
 	// and commits) are abandoned then, so Close keeps its bound.
 	closeExpired chan struct{}
+	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	done         chan struct{} // closed when the manage loop has stopped every partition
 	gate         *deliveryGate // closed while this instance is fenced off
 
@@ -125,6 +126,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 		stopper:  make(chan struct{}),
 
 		closeExpired: make(chan struct{}),
+		sweepWake:    make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		gate:         newDeliveryGate(),
 		sink:         opts.sink,

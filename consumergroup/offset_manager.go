@@ -390,37 +390,62 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 // epoch bump that ends the claim, so the worker stops and claims again,
 // and nothing under the old epoch commits any more. ZooKeeper storage
 // only (Kafka knows no epochs): it reports whether it applies.
+//
+// It writes nothing while a seek is pending (a stored offset adopted from
+// a conflict wins: errSeekPending) or after the claim was lost, and it
+// recognises a commit of ours whose reply was lost, as commit does.
 func (om *zookeeperOffsetManager) rewindAsReset(o *ownedOffsets, next int64) (applies bool, err error) {
 	if om.storage != OffsetStorageZookeeper && om.storage != "" || o.claim == nil {
 		return false, nil
 	}
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
-	err = om.cg.instance.RewindOffsetFenced(o.claim, next, o.version)
-	var conflict *kazoo.OffsetConflictError
-	switch {
-	case err == nil, errors.Is(err, kazoo.ErrClaimLost):
-		o.lost.Store(true) // our own reset ended the claim, or someone else did
-		if o.worker != nil {
-			o.worker.lost()
+	for range 3 {
+		switch {
+		case o.lost.Load():
+			return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, kazoo.ErrClaimLost))
+		case o.seeking.Load():
+			return true, errSeekPending
 		}
-		if err != nil {
-			return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d refused, partition lost to another claim: %w", next, err))
+		err = om.cg.instance.RewindOffsetFenced(o.claim, next, o.version)
+		var conflict *kazoo.OffsetConflictError
+		switch {
+		case err == nil, errors.Is(err, kazoo.ErrClaimLost):
+			o.lost.Store(true) // our own reset ended the claim, or someone else did
+			if o.worker != nil {
+				o.worker.lost()
+			}
+			if err != nil {
+				return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d refused, partition lost to another claim: %w", next, err))
+			}
+			return true, nil
+		case errors.As(err, &conflict) && o.inDoubt.ours(conflict.Stored, conflict.Version):
+			// A commit of ours whose reply was lost was applied after all.
+			o.version = conflict.Version
+			o.inDoubt.clear()
+			o.tracker.Committed(conflict.Stored)
+			continue
+		case errors.As(err, &conflict):
+			// Changed underneath: adopt what is stored, as a commit does.
+			o.version = conflict.Version
+			o.inDoubt.clear()
+			report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
+			if o.worker != nil {
+				o.seeking.Store(true)
+				o.worker.seek(conflict.Stored)
+			}
+			om.cg.report(newPartitionError(o.tp.Topic, o.tp.Partition, report))
+			return true, errSeekPending
+		default:
+			return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, err))
 		}
-		return true, nil
-	case errors.As(err, &conflict):
-		// Changed underneath: adopt what is stored, as a commit does.
-		o.version = conflict.Version
-		if o.worker != nil {
-			o.seeking.Store(true)
-			o.worker.seek(conflict.Stored)
-		}
-		return true, newPartitionError(o.tp.Topic, o.tp.Partition,
-			&OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err})
-	default:
-		return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, err))
 	}
+	return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, kazoo.ErrClaimContended))
 }
+
+// errSeekPending: a seek to an offset stored underneath is pending; the
+// worker takes it before it fetches.
+var errSeekPending = errors.New("consumergroup: a seek to the stored offset is pending")
 
 func (om *zookeeperOffsetManager) snapshot() []*ownedOffsets {
 	om.mu.Lock()

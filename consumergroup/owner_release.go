@@ -23,7 +23,8 @@ import (
 //   - a claim stopped while an attempt was in doubt (its request may have
 //     created the node, its reply lost) deletes the node the same way;
 //   - whatever still fails is swept by the manage loop (sweepOwnerNode),
-//     on its next pass and at every resync.
+//     woken as the worker ends, and again at every resync while the
+//     session is not connected.
 //
 // releaseIfOurs may only run while no newer claim of this instance on the
 // partition can exist, since such a claim's node looks exactly the same: a
@@ -33,7 +34,8 @@ import (
 // ends when ZooKeeper answers, the connection drops, or the session ends
 // (Close closes it after its bound). The bound this gives: a partition is
 // owned again within the session timeout plus a round trip after its owner
-// stops wanting it (a sweep: within resyncInterval).
+// stops wanting it (a sweep that found the session disconnected: within
+// resyncInterval).
 
 // release is state releasing: give the claim up as releaseFor says.
 func (w *partitionWorker) release() workerEvent {
@@ -95,8 +97,24 @@ func (cg *ConsumerGroup) releaseIfOurs(pc *kazoo.PartitionClaim) error {
 			return nil
 		}
 		cg.log.Debug("deleting an owner node of ours failed; trying again", "topic", pc.Topic, "partition", pc.Partition, "err", err)
-		time.Sleep(wait)
-		wait = min(2*wait, cg.config.Claim.MaxInterval)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-cg.closeExpired: // the session is closed next, and the node with it
+			t.Stop()
+			return nil
+		}
+		wait = min(2*wait, cg.config.Claim.MaxInterval, cg.kazoo.SessionTimeout()/4)
+	}
+}
+
+// wakeForSweep wakes the manage loop after a worker ended that may have
+// left an owner node, so the sweep runs at once rather than at the next
+// resync.
+func (cg *ConsumerGroup) wakeForSweep() {
+	select {
+	case cg.sweepWake <- struct{}{}:
+	default:
 	}
 }
 

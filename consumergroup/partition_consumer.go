@@ -133,7 +133,12 @@ func (w *partitionWorker) claimEnded() bool {
 
 // run drives the worker through its states until done.
 func (w *partitionWorker) run() {
-	defer close(w.done)
+	defer func() {
+		close(w.done)
+		if w.mayHoldNode {
+			w.cg.wakeForSweep()
+		}
+	}()
 	st := stateClaiming
 	for st != stateDone {
 		e := w.runState(st)

@@ -182,6 +182,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		case <-ws.wake:
 		case <-cg.topicSrc.changed(): // Kafka's metadata changed
 		case <-cooled:
+		case <-cg.sweepWake:
 		case <-retry:
 		case <-resync.C:
 		case <-fence.expired:

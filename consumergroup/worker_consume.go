@@ -106,6 +106,16 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 				if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) {
 					return w.endConsuming(owned)
 				}
+				if errors.Is(err, errSeekPending) {
+					// The offset stored underneath wins: take the seek.
+					if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+						if ended {
+							return e
+						}
+						start = resume
+						continue
+					}
+				}
 				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
 				if !w.cooldown() {
 					return w.endConsuming(owned)
@@ -241,11 +251,11 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 			// with an epoch bump that ends this claim; the worker then
 			// claims again and reads it.
 			if applies, rerr := w.cg.offsetManager.rewindAsReset(owned, resolved); applies {
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-					fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
 				if rerr != nil {
 					return nil, rerr
 				}
+				w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
+					fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
 				return nil, errClaimEndedByRewind
 			}
 		}
