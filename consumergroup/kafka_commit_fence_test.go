@@ -98,7 +98,7 @@ func TestKafkaOffsetStoreCommitIsSingleShot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	store, err := newKafkaOffsetStore(client, "g")
+	store, err := newKafkaOffsetStore(client, "g", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +205,63 @@ func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 			want := map[topicPartition]int64{{"t", 0}: 10, {"t", 1}: 7}
 			if got := maps.Clone(store.offsets); !maps.Equal(got, want) {
 				t.Errorf("Kafka holds %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// Once Close stops waiting for the partitions (closing), a commit to Kafka
+// stops waiting at once, whether for the coordinator's lookup or for the
+// answer to its request: neither takes a context, and either can take
+// Net.ReadTimeout (here: a broker that never answers them).
+func TestKafkaOffsetStoreCommitEndsAtClose(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		unserved string // the request the broker never answers
+		cached   bool   // the coordinator is looked up before the commit
+	}{
+		{name: "the coordinator lookup", unserved: "FindCoordinatorRequest"},
+		{name: "the request", unserved: "OffsetCommitRequest", cached: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := sarama.NewMockBroker(t, 1)
+			defer b.Close()
+			handlers := map[string]sarama.MockResponse{
+				"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
+				"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
+				"OffsetCommitRequest":    sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
+			}
+			delete(handlers, c.unserved)
+			b.SetHandlerByMap(handlers)
+			cfg := sarama.NewConfig()
+			cfg.Version = sarama.V2_1_0_0
+			cfg.ApiVersionsRequest = false
+			client, err := sarama.NewClient([]string{b.Addr()}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			if c.cached {
+				if _, err := client.Coordinator("g"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			closing := make(chan struct{})
+			store, err := newKafkaOffsetStore(client, "g", closing)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.AfterFunc(200*time.Millisecond, func() { close(closing) })
+			start := time.Now()
+			err = store.commitFenced("t", 0, 42, start.Add(time.Minute), func() error { return nil })
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("the commit returned %v after it began, %v after closing", took.Round(time.Millisecond), (took - 200*time.Millisecond).Round(time.Millisecond))
+			}
+			if !errors.Is(err, errGroupClosing) {
+				t.Errorf("commit = %v, want errGroupClosing", err)
+			}
+			if retryableCommit(kafkaCommitError{err}) {
+				t.Errorf("%v is retryable: the commit's attempts would go on until its deadline", err)
 			}
 		})
 	}

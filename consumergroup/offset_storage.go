@@ -62,6 +62,18 @@ type groupOffsetStore interface {
 	reset() error
 }
 
+// fencedCommitter is a groupOffsetStore whose commit may block before its
+// request goes out (kafkaOffsetStore looks the coordinator up first): the
+// offset manager's checks then have to be made after that, right before
+// the request.
+type fencedCommitter interface {
+	// commitFenced is commit, with ready (when not nil) called right
+	// before the request is sent: an error of ready is returned as it is,
+	// and nothing is sent. Nothing is sent either once deadline (none when
+	// zero) has passed: the error then wraps errKafkaCommitDeadline.
+	commitFenced(topic string, partition int32, next int64, deadline time.Time, ready func() error) error
+}
+
 // storedOffsets is what the stores hold for a partition when it is claimed.
 type storedOffsets struct {
 	zkNext    int64 // ZooKeeper's next offset; -1: none, or not read
@@ -86,7 +98,11 @@ func startOffset(zookeeper, kafka int64) int64 {
 	return max(zookeeper, kafka, -1)
 }
 
-// readStored reads the stored offsets of tp from the stores in use.
+// readStored reads the stored offsets of tp from the stores in use. The
+// read of Kafka's offset takes no context (sarama's admin retries for up
+// to Admin.Retry.Max times Net.ReadTimeout): it is waited for only until
+// Close stops waiting for the partitions (closeExpired), then abandoned
+// with an error wrapping errGroupClosing.
 func (cg *ConsumerGroup) readStored(tp topicPartition) (storedOffsets, error) {
 	st := storedOffsets{zkNext: -1, zkVersion: -1, kafkaNext: -1}
 	storage := cg.config.Offsets.Storage
@@ -98,7 +114,9 @@ func (cg *ConsumerGroup) readStored(tp topicPartition) (storedOffsets, error) {
 		st.zkNext, st.zkVersion = next, version
 	}
 	if storage.usesKafka() {
-		next, err := cg.kafkaOffsets.fetch(tp.Topic, tp.Partition)
+		next, err := untilClosing(cg.closeExpired, func() (int64, error) {
+			return cg.kafkaOffsets.fetch(tp.Topic, tp.Partition)
+		}, nil)
 		if err != nil {
 			return st, fmt.Errorf("read the offset committed to Kafka: %w", err)
 		}

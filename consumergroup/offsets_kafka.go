@@ -25,26 +25,38 @@ import (
 // than through sarama's ClusterAdmin, which retries a moved coordinator by
 // itself (Admin.Retry.Max times, up to Net.ReadTimeout each) with nobody
 // checking the claim in between: the offset manager makes every attempt,
-// each after checking the claim (see commitKafka). sarama's OffsetManager is
-// not used either: it commits on its own timer and reports failures
-// asynchronously, while every commit here is a decision of the offset
-// manager with an exact outcome. Reads, and the reset (made while no other
-// member runs), go through the admin and its retries: they move no offset
-// behind an owner's back.
+// and each attempt checks the claim right before its request goes out,
+// after the coordinator is known (see commitFenced). sarama's
+// OffsetManager is not used either: it commits on its own timer and reports
+// failures asynchronously, while every commit here is a decision of the
+// offset manager with an exact outcome. Reads, and the reset (made while no
+// other member runs), go through the admin and its retries: they move no
+// offset behind an owner's back.
+//
+// None of these calls takes a context. Once closing is closed (Close
+// stopped waiting for the partitions: ConsumerGroup.closeExpired) every
+// wait of a commit, of a coordinator lookup and of a read of what Kafka
+// holds ends at once with errGroupClosing, the call itself going on in its
+// goroutine; fetch is bounded the same way by its caller (readStored).
 type kafkaOffsetStore struct {
-	client sarama.Client
-	admin  sarama.ClusterAdmin // shares client; never closed (that would close the client)
-	group  string
-	check  heldOffsets // what Kafka holds for the owned partitions, read once a commit round
+	client  sarama.Client
+	admin   sarama.ClusterAdmin // shares client; never closed (that would close the client)
+	group   string
+	closing <-chan struct{} // closed: stop waiting for Kafka (errGroupClosing); nil: never
+	check   heldOffsets     // what Kafka holds for the owned partitions, read once a commit round
+
+	lookupMu sync.Mutex
+	lookup   *coordinatorLookup // the coordinator lookup in flight; nil: none
 }
 
-// newKafkaOffsetStore returns the Kafka store of group's offsets over client.
-func newKafkaOffsetStore(client sarama.Client, group string) (*kafkaOffsetStore, error) {
+// newKafkaOffsetStore returns the Kafka store of group's offsets over
+// client, which stops waiting for Kafka once closing is closed.
+func newKafkaOffsetStore(client sarama.Client, group string, closing <-chan struct{}) (*kafkaOffsetStore, error) {
 	admin, err := sarama.NewClusterAdminFromClient(client)
 	if err != nil {
 		return nil, fmt.Errorf("Kafka offset storage: %w", err)
 	}
-	return &kafkaOffsetStore{client: client, admin: admin, group: group}, nil
+	return &kafkaOffsetStore{client: client, admin: admin, group: group, closing: closing, check: heldOffsets{closing: closing}}, nil
 }
 
 // fetch implements groupOffsetStore.
@@ -63,22 +75,31 @@ func (s *kafkaOffsetStore) fetch(topic string, partition int32) (int64, error) {
 	return max(block.Offset, -1), nil
 }
 
-// commit implements groupOffsetStore: one OffsetCommit request, never
-// retried here. An answer saying the coordinator moved, or a broken
-// connection, has the coordinator looked up again before commit returns,
-// so that the next attempt goes out as soon as its claim check passes.
+// commit implements groupOffsetStore: commitFenced without a deadline or a
+// check.
 func (s *kafkaOffsetStore) commit(topic string, partition int32, next int64) error {
-	if err := s.commitOnce(topic, partition, next); err != nil {
+	return s.commitFenced(topic, partition, next, time.Time{}, nil)
+}
+
+// commitFenced implements fencedCommitter: one OffsetCommit request, never
+// retried here. The coordinator is looked up first when sarama has none
+// cached (see coordinator); then ready (when not nil) is called, and the
+// request goes out right after it allowed it, provided deadline (none when
+// zero) has not passed and closing is open. An answer saying the
+// coordinator moved, or a broken connection, starts a new lookup of the
+// coordinator, which the next attempt waits for.
+func (s *kafkaOffsetStore) commitFenced(topic string, partition int32, next int64, deadline time.Time, ready func() error) error {
+	if err := s.commitOnce(topic, partition, next, deadline, ready); err != nil {
 		return fmt.Errorf("commit offset %d of group %s for %s/%d to Kafka: %w", next, s.group, topic, partition, err)
 	}
 	return nil
 }
 
-// commitOnce sends the OffsetCommit request of commit, built as sarama's
-// admin builds it for the configured Version.
-func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64) (err error) {
-	defer s.refreshIfMoved(&err)
-	coordinator, err := s.client.Coordinator(s.group)
+// commitOnce sends the OffsetCommit request of commitFenced, built as
+// sarama's admin builds it for the configured Version. An error of ready
+// is returned as it is.
+func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64, deadline time.Time, ready func() error) error {
+	coordinator, err := s.coordinator(deadline)
 	if err != nil {
 		return err
 	}
@@ -88,8 +109,21 @@ func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64)
 		timestamp = sarama.ReceiveTime
 	}
 	req.AddBlockWithLeaderEpoch(topic, partition, next, -1, timestamp, "")
-	resp, err := coordinator.CommitOffset(req)
+	// Nothing blocks from these checks to the request's send.
+	switch {
+	case isClosed(s.closing):
+		return errGroupClosing
+	case !deadline.IsZero() && !time.Now().Before(deadline):
+		return fmt.Errorf("the coordinator is known only after the commit's deadline: %w", errKafkaCommitDeadline)
+	}
+	if ready != nil {
+		if err := ready(); err != nil {
+			return err
+		}
+	}
+	resp, err := untilClosing(s.closing, func() (*sarama.OffsetCommitResponse, error) { return coordinator.CommitOffset(req) }, nil)
 	if err != nil {
+		s.refreshIfMoved(err)
 		return err
 	}
 	kerr, ok := resp.Errors[topic][partition]
@@ -97,23 +131,105 @@ func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64)
 	case !ok:
 		return errors.New("the coordinator's answer omits the partition")
 	case !errors.Is(kerr, sarama.ErrNoError):
+		s.refreshIfMoved(kerr)
 		return kerr
 	}
 	return nil
 }
 
-// refreshIfMoved looks the group's coordinator up again after a request
-// failed in a way that says it may have moved: NOT_COORDINATOR,
-// COORDINATOR_NOT_AVAILABLE, or no answer at all (a broken connection, a
-// broker gone). sarama reconnects a broken connection by itself; only a
-// move needs the lookup.
-func (s *kafkaOffsetStore) refreshIfMoved(err *error) {
+// coordinatorLookup is a lookup of the group's coordinator, shared by
+// every caller that needs it while it runs.
+type coordinatorLookup struct {
+	done       chan struct{} // closed when the lookup ended, broker and err then set
+	refreshing bool          // the round under way asks Kafka, cache or not
+	again      bool          // a refresh was asked for during a round that reads the cache
+	broker     *sarama.Broker
+	err        error
+}
+
+// coordinator returns the group's coordinator: the one sarama has cached,
+// or one it looks up (client.Coordinator: FindCoordinator with
+// Metadata.Retry.Max retries, 2 s apart while the coordinator is loading,
+// up to Net.ReadTimeout each). It waits for the lookup until deadline (none
+// when zero), returning an error wrapping errKafkaCommitDeadline then, and
+// until closing is closed (errGroupClosing); the lookup goes on, and its
+// result stays cached for the next attempt. One lookup runs at a time.
+func (s *kafkaOffsetStore) coordinator(deadline time.Time) (*sarama.Broker, error) {
+	l := s.startLookup(false)
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-l.done:
+		return l.broker, l.err
+	case <-expired:
+		return nil, fmt.Errorf("looking the group's coordinator up outlasted the commit's deadline: %w", errKafkaCommitDeadline)
+	case <-s.closing:
+		return nil, errGroupClosing
+	}
+}
+
+// startLookup returns the coordinator lookup in flight, or starts one.
+// refresh asks Kafka even if sarama has a coordinator cached; asked for
+// while a lookup that reads the cache runs, it makes that lookup ask Kafka
+// once more before it ends.
+func (s *kafkaOffsetStore) startLookup(refresh bool) *coordinatorLookup {
+	s.lookupMu.Lock()
+	defer s.lookupMu.Unlock()
+	if l := s.lookup; l != nil {
+		if refresh && !l.refreshing {
+			l.again = true
+		}
+		return l
+	}
+	l := &coordinatorLookup{done: make(chan struct{}), refreshing: refresh}
+	s.lookup = l
+	go s.runLookup(l)
+	return l
+}
+
+// runLookup makes lookup l, in rounds (see startLookup), and ends it.
+func (s *kafkaOffsetStore) runLookup(l *coordinatorLookup) {
+	s.lookupMu.Lock()
+	for {
+		refresh := l.refreshing
+		s.lookupMu.Unlock()
+		var broker *sarama.Broker
+		var err error
+		if refresh {
+			err = s.client.RefreshCoordinator(s.group)
+		}
+		if err == nil {
+			broker, err = s.client.Coordinator(s.group)
+		}
+		s.lookupMu.Lock()
+		if !l.again {
+			l.broker, l.err = broker, err
+			s.lookup = nil
+			s.lookupMu.Unlock()
+			close(l.done)
+			return
+		}
+		l.again, l.refreshing = false, true
+	}
+}
+
+// refreshIfMoved starts a lookup of the group's coordinator after a
+// request failed with err in a way that says it may have moved:
+// NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, or no answer at all (a broken
+// connection, a broker gone), but not errGroupClosing. sarama reconnects a
+// broken connection by itself; only a move needs the lookup. It does not
+// wait for it: the next request does (coordinator).
+func (s *kafkaOffsetStore) refreshIfMoved(err error) {
 	var kerr sarama.KError
-	if *err == nil || (errors.As(*err, &kerr) &&
+	if err == nil || errors.Is(err, errGroupClosing) || (errors.As(err, &kerr) &&
 		kerr != sarama.ErrNotCoordinatorForConsumer && kerr != sarama.ErrConsumerCoordinatorNotAvailable) {
 		return
 	}
-	_ = s.client.RefreshCoordinator(s.group)
+	s.startLookup(true)
 }
 
 // held implements heldOffsetsReader.
@@ -127,21 +243,23 @@ func (s *kafkaOffsetStore) held(maxAge time.Duration, owned func() map[string][]
 
 // fetchAll reads what Kafka holds for parts in one OffsetFetch request to
 // the coordinator, not retried (the next commit round reads again). A
-// partition whose block carries an error is left out; -1: none stored.
-func (s *kafkaOffsetStore) fetchAll(parts map[string][]int32) (_ map[topicPartition]int64, err error) {
+// partition whose block carries an error is left out; -1: none stored. It
+// runs in heldOffsets' goroutine, whose waiters stop waiting at closing.
+func (s *kafkaOffsetStore) fetchAll(parts map[string][]int32) (map[topicPartition]int64, error) {
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	defer s.refreshIfMoved(&err)
-	coordinator, err := s.client.Coordinator(s.group)
+	coordinator, err := s.coordinator(time.Time{})
 	if err != nil {
 		return nil, err
 	}
 	resp, err := coordinator.FetchOffset(sarama.NewOffsetFetchRequest(s.client.Config().Version, s.group, parts))
 	if err != nil {
+		s.refreshIfMoved(err)
 		return nil, err
 	}
 	if gerr := resp.GroupError(); !errors.Is(gerr, sarama.ErrNoError) {
+		s.refreshIfMoved(gerr)
 		return nil, gerr
 	}
 	out := make(map[topicPartition]int64)
@@ -186,29 +304,68 @@ func (s *kafkaOffsetStore) reset() error {
 type heldOffsetsReader interface {
 	// held returns what the store held for the owned partitions when last
 	// read, and when that read was sent; it reads again first when that
-	// read is maxAge old, unless owned is nil. err is the failure of a
-	// read made now (offsets are then nil).
+	// read is maxAge old, unless owned is nil (then it never waits). err is
+	// the failure of the read it waited for (offsets are then nil), or
+	// errGroupClosing when Close ended the wait (see heldOffsets).
 	held(maxAge time.Duration, owned func() map[string][]int32) (sent time.Time, offsets map[topicPartition]int64, err error)
 }
 
-// heldOffsets is the last read of heldOffsetsReader.
+// heldOffsets is the last read of heldOffsetsReader. One read runs at a
+// time, in a goroutine of its own and outside mu: a caller that needs a
+// fresh read while one runs waits for that one instead of sending its
+// own, and a caller that reads nothing never waits.
 type heldOffsets struct {
-	mu      sync.Mutex // held during a read: callers meanwhile wait for it, not send their own
+	closing <-chan struct{} // closed: waiting for a read ends (errGroupClosing); nil: never
+
+	mu      sync.Mutex // guards what follows; never held during a read
 	sent    time.Time  // when the last read was sent; zero: never
 	offsets map[topicPartition]int64
+	err     error         // the last read's failure
+	reading chan struct{} // closed when the read in flight ends; nil: none in flight
 }
 
 // get returns the last read and when it was sent, reading again with read
-// first when it is maxAge old (never when read is nil).
+// first when it is maxAge old (never when read is nil, and then it does not
+// wait): it waits for that read, or the one in flight, and returns its
+// failure, if any. A wait that closing ends returns the last read with
+// errGroupClosing; the read goes on and is kept when it ends.
 func (h *heldOffsets) get(maxAge time.Duration, read func() (map[topicPartition]int64, error)) (time.Time, map[topicPartition]int64, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	if read == nil || time.Since(h.sent) < maxAge {
+		defer h.mu.Unlock()
+		return h.sent, h.offsets, nil
+	}
+	done := h.reading
+	if done == nil {
+		done = make(chan struct{})
+		h.reading = done
+		go h.read(time.Now(), read, done)
+	}
+	h.mu.Unlock()
 	var err error
-	if read != nil && time.Since(h.sent) >= maxAge {
-		h.sent = time.Now()
-		h.offsets, err = read()
+	select {
+	case <-done:
+	case <-h.closing:
+		err = errGroupClosing
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil {
+		err = h.err
 	}
 	return h.sent, h.offsets, err
+}
+
+// read makes a read sent at sent and keeps its result (offsets nil if it
+// failed, so a failed read is not made again before maxAge either); done
+// is closed once it is kept.
+func (h *heldOffsets) read(sent time.Time, read func() (map[topicPartition]int64, error), done chan struct{}) {
+	offsets, err := read()
+	h.mu.Lock()
+	h.sent, h.offsets, h.err = sent, offsets, err
+	h.reading = nil
+	h.mu.Unlock()
+	close(done)
 }
 
 // ErrResetWhileMembersRun is returned, wrapped with the group's name and
@@ -231,7 +388,7 @@ func (cg *ConsumerGroup) openKafkaOffsets() error {
 	if !cg.config.Offsets.Storage.usesKafka() {
 		return nil
 	}
-	store, err := newKafkaOffsetStore(cg.client, cg.name)
+	store, err := newKafkaOffsetStore(cg.client, cg.name, cg.closeExpired)
 	if err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
@@ -300,7 +457,9 @@ const (
 )
 
 // errKafkaCommitDeadline: a commit to Kafka gave up, its deadline too near
-// for another attempt. The offset stays pending; the next round tries again.
+// for another attempt, or passed before an attempt's request could go out
+// (the coordinator lookup outlasted it). The offset stays pending; the next
+// round tries again.
 var errKafkaCommitDeadline = errors.New("no time left for another attempt before the commit's deadline")
 
 // commitKafka commits target to Kafka if force is set or it is due (see
@@ -314,27 +473,41 @@ var errKafkaCommitDeadline = errors.New("no time left for another attempt before
 // stands in for it: the claim watch marks the partition lost within a
 // ZooKeeper round trip of any change to the claim, the session fence pauses
 // delivery and commits before the session can expire and the partition be
-// claimed elsewhere, and the claim is checked immediately before every
-// attempt, each a single OffsetCommit request (retryKafkaCommit). No
-// attempt starts later than the commit's deadline, the shorter of
-// Zookeeper.Timeout and Net.ReadTimeout after the commit began; an attempt
-// waits for its answer at most Net.ReadTimeout. What remains is the window
-// of one attempt: a request already sent when the claim moves can land
-// after the new owner's commit. It only ever stores an offset this instance
-// marked (so no message is skipped), and the new owner's next commit round
-// finds it (kafkaDue) and writes its own offset again: within one commit
-// interval plus that round's requests.
+// claimed elsewhere, and the claim is checked before every attempt, each a
+// single OffsetCommit request (retryKafkaCommit), and again immediately
+// before that request is sent, once the coordinator is known (a lookup can
+// take seconds: see kafkaOffsetStore.coordinator). The commit's deadline is
+// the shorter of Zookeeper.Timeout and Net.ReadTimeout after it began: no
+// attempt starts later, no wait for a coordinator lookup lasts longer, and
+// no request is sent after it; an attempt waits for its answer at most
+// Net.ReadTimeout, and no longer once Close stopped waiting for the
+// partitions (errGroupClosing). What remains is the window of one request:
+// one already sent when the claim moves can land after the new owner's
+// commit. It only ever stores an offset this instance marked (so no message
+// is skipped), and the new owner's next commit round finds it (kafkaDue)
+// and writes its own offset again: within one commit interval plus that
+// round's requests.
 func (om *zookeeperOffsetManager) commitKafka(o *ownedOffsets, target int64, force bool) error {
 	now := time.Now()
 	if target < 0 || (!force && !om.kafkaDue(o, target, now, false)) {
 		return nil
 	}
+	deadline := now.Add(om.kafkaCommitBudget())
 	var sent time.Time
-	err := retryKafkaCommit(now.Add(om.kafkaCommitBudget()), time.Now, time.Sleep,
+	err := retryKafkaCommit(deadline, time.Now, time.Sleep,
 		func() error { return om.kafkaFence(o) },
 		func() error {
-			sent = time.Now()
-			if err := om.cg.kafkaOffsets.commit(o.tp.Topic, o.tp.Partition, target); err != nil {
+			var fenced error
+			err := om.sendKafkaCommit(o.tp, target, deadline, func() error {
+				if fenced = om.kafkaFence(o); fenced == nil {
+					sent = time.Now()
+				}
+				return fenced
+			})
+			switch {
+			case fenced != nil:
+				return fenced
+			case err != nil:
 				return kafkaCommitError{err}
 			}
 			return nil
@@ -365,6 +538,25 @@ func (om *zookeeperOffsetManager) commitKafka(o *ownedOffsets, target int64, for
 		}
 	}
 	return nil
+}
+
+// sendKafkaCommit makes one attempt of a commit of next to Kafka for tp:
+// through the store's commitFenced when it has one (ready is called right
+// before the request goes out), or else ready, then the store's commit,
+// waited for until Close stops waiting for the partitions (closeExpired).
+// An error of ready is returned as it is, and nothing is sent.
+func (om *zookeeperOffsetManager) sendKafkaCommit(tp topicPartition, next int64, deadline time.Time, ready func() error) error {
+	store := om.cg.kafkaOffsets
+	if f, ok := store.(fencedCommitter); ok {
+		return f.commitFenced(tp.Topic, tp.Partition, next, deadline, ready)
+	}
+	if err := ready(); err != nil {
+		return err
+	}
+	_, err := untilClosing(om.cg.closeExpired, func() (struct{}, error) {
+		return struct{}{}, store.commit(tp.Topic, tp.Partition, next)
+	}, nil)
+	return err
 }
 
 // retryKafkaCommit makes attempt, each time right after fence allows it,
@@ -409,9 +601,10 @@ func (om *zookeeperOffsetManager) kafkaCommitBudget() time.Duration {
 // an operator's change, an expiry). What Kafka holds is read in one
 // OffsetFetch request for every owned partition, once a commit round:
 // refresh (hasWork) reads it again when half a commit interval old, which
-// holds the round up for that request (at most Net.ReadTimeout; a failed
-// read is not retried before the next round); commitKafka uses the same
-// read. With Offsets.CommitInterval 0 it is never read.
+// holds the round up for that request (at most the coordinator lookup and
+// Net.ReadTimeout; a failed read is not retried before the next round);
+// commitKafka uses the last read as it stands, never waiting for one in
+// flight (heldOffsets). With Offsets.CommitInterval 0 it is never read.
 func (om *zookeeperOffsetManager) kafkaDue(o *ownedOffsets, target int64, now time.Time, refresh bool) bool {
 	if o.kafka.due(target, now) {
 		return true
@@ -488,7 +681,8 @@ func (e kafkaCommitError) Unwrap() error { return e.err }
 // at once: a ZooKeeper error kazoo calls retryable, or a Kafka commit that
 // failed for a reason other than the group's state, its permissions or the
 // protocol version (a coordinator moving or loading, a timeout, a lost
-// connection) and did not already run out of its deadline.
+// connection) and did not already run out of its deadline or end because
+// Close stopped waiting (errGroupClosing).
 func retryableCommit(err error) bool {
 	if kazoo.IsRetryable(err) {
 		return true
@@ -498,7 +692,7 @@ func retryableCommit(err error) bool {
 		return false
 	}
 	for _, permanent := range []error{
-		errKafkaCommitDeadline, sarama.ErrClosedClient, sarama.ErrUnsupportedVersion,
+		errKafkaCommitDeadline, errGroupClosing, sarama.ErrClosedClient, sarama.ErrUnsupportedVersion,
 		sarama.ErrUnknownMemberId, sarama.ErrIllegalGeneration, sarama.ErrRebalanceInProgress,
 		sarama.ErrGroupAuthorizationFailed, sarama.ErrTopicAuthorizationFailed,
 		sarama.ErrOffsetMetadataTooLarge, sarama.ErrUnknownTopicOrPartition,
