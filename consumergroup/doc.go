@@ -176,9 +176,9 @@
 // A Kafka commit is made only while the claim holds as far as the instance
 // knows: the claim watch has not seen it end, the ZooKeeper session holding
 // it is the current one, and the session fence is not paused; this is
-// checked again before every attempt, each one OffsetCommit request, and
-// no attempt starts later than the shorter of Zookeeper.Timeout and
-// Net.ReadTimeout after the commit began. Kafka cannot check the epoch
+// checked right before each OffsetCommit request is sent (once the
+// coordinator is known), and no request is sent later than the shorter of
+// Zookeeper.Timeout and Net.ReadTimeout after the commit began. Kafka cannot check the epoch
 // itself, so unlike a ZooKeeper commit the check and the write are not one
 // atomic step: a request already on its way when the claim moves can land
 // after the new owner's commit. It holds only an offset this instance

@@ -39,7 +39,11 @@ func (w *partitionWorker) readOffset() (storedOffsets, error) {
 		if err == nil {
 			return stored, nil
 		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
+		if errors.Is(err, errGroupClosing) {
+			w.log.Debug("closing: stopped waiting for the committed offset", "err", err)
+		} else {
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
+		}
 		if !w.cooldown() {
 			return stored, w.ctx.Err()
 		}
