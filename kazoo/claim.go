@@ -282,11 +282,7 @@ func (cgi *ConsumergroupInstance) CommitOffsetFenced(c *PartitionClaim, offset i
 		case op == 1 && expectedVersion == -1 && errors.Is(err, zk.ErrNoNode):
 			continue // the topic's offsets directory was removed meanwhile (a reset): create it again
 		case op == 1 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)):
-			stored, version, ferr := cgi.cg.FetchOffsetVersion(c.Topic, c.Partition)
-			if ferr != nil {
-				return -1, ferr
-			}
-			return -1, &OffsetConflictError{Topic: c.Topic, Partition: c.Partition, Stored: stored, Version: version}
+			return -1, cgi.offsetConflict(c, epoch)
 		default:
 			return -1, znodeErr("commit", node, err)
 		}
@@ -332,14 +328,35 @@ func (cgi *ConsumergroupInstance) RewindOffsetFenced(c *PartitionClaim, offset i
 	case op == 0 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
 		return cgi.claimLost(c, epoch)
 	case op == 1 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)):
-		stored, version, ferr := cgi.cg.FetchOffsetVersion(c.Topic, c.Partition)
-		if ferr != nil {
-			return ferr
-		}
-		return &OffsetConflictError{Topic: c.Topic, Partition: c.Partition, Stored: stored, Version: version}
+		return cgi.offsetConflict(c, epoch)
 	default:
 		return znodeErr("rewind", node, err)
 	}
+}
+
+// offsetConflict reads what the offset node holds after a fenced write
+// found it at another version, and returns it as an *OffsetConflictError,
+// or an error wrapping ErrClaimLost if the epoch moved by then. The epoch
+// is read after the offset node: a reset changes both in one transaction,
+// so an epoch still at the claim's proves the value read is no reset's. (A
+// reset between the refused write and the read would otherwise show as a
+// conflict with the reset's value, for a write of ours in doubt too.)
+func (cgi *ConsumergroupInstance) offsetConflict(c *PartitionClaim, epoch string) error {
+	if err := cgi.cg.hook(stepConflictRead); err != nil {
+		return err
+	}
+	stored, version, err := cgi.cg.FetchOffsetVersion(c.Topic, c.Partition)
+	if err != nil {
+		return err
+	}
+	ok, estat, err := cgi.kz().conn.Exists(epoch)
+	switch {
+	case err != nil:
+		return znodeErr("exists", epoch, err)
+	case !ok || estat.Version != c.Epoch:
+		return cgi.claimLost(c, epoch)
+	}
+	return &OffsetConflictError{Topic: c.Topic, Partition: c.Partition, Stored: stored, Version: version}
 }
 
 func (cgi *ConsumergroupInstance) checkClaim(c *PartitionClaim) error {
@@ -359,7 +376,10 @@ func (cgi *ConsumergroupInstance) checkClaim(c *PartitionClaim) error {
 // epoch is now.
 func (cgi *ConsumergroupInstance) claimLost(c *PartitionClaim, epoch string) error {
 	now := "gone"
-	if ok, stat, err := cgi.kz().conn.Exists(epoch); err == nil && ok {
+	switch ok, stat, err := cgi.kz().conn.Exists(epoch); {
+	case err != nil:
+		now = fmt.Sprintf("unknown (%v)", err)
+	case ok:
 		now = strconv.FormatInt(int64(stat.Version), 10)
 	}
 	return fmt.Errorf("%w: %s: epoch is now %s", ErrClaimLost, c, now)

@@ -43,6 +43,9 @@ const (
 	// stepResetRead: a reset looked up a partition's offset and epoch nodes;
 	// its transaction has not been sent yet. An owner may commit here.
 	stepResetRead
+	// stepConflictRead: a fenced write found the offset node at another
+	// version; the node has not been read yet. A reset may land here.
+	stepConflictRead
 )
 
 func (cg *Consumergroup) hook(s hookStep) error {

@@ -39,3 +39,32 @@ func TestIntegrationRewindOffsetFenced(t *testing.T) {
 		t.Errorf("offset %d after a conflict, want 5", got)
 	}
 }
+
+// A fenced commit refused because the offset node moved reads the node to
+// report the conflict. A reset between the refusal and that read (it
+// deletes the node and bumps the epoch in one transaction) is a lost claim,
+// not a conflict with "nothing stored": the owner must stop, not seek to
+// the reset's value under a claim that is gone. (A commit of ours whose
+// reply was lost is refused this way, and was taken for someone else's.)
+func TestIntegrationConflictReadAfterResetIsALoss(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	g := kz.Consumergroup("g")
+	a := g.Instance("a")
+	c := cgMust(a.Claim("t", 0)).get(t)
+	v, err := a.CommitOffsetFenced(c, 10, -1)
+	cgNoErr(t, err)
+	_, err = a.CommitOffsetFenced(c, 20, v) // applied, "reply lost": v is stale now
+	cgNoErr(t, err)
+
+	g.testHook = func(s hookStep) error {
+		if s == stepConflictRead {
+			cgNoErr(t, e.admin.Consumergroup("g").ResetOffsets())
+		}
+		return nil
+	}
+	_, err = a.CommitOffsetFenced(c, 30, v)
+	g.testHook = nil
+	cgWantErr(t, err, ErrClaimLost)
+}
