@@ -9,33 +9,13 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// Giving an owner node up. A partition whose owner node outlives its
-// worker stays unowned for as long as this instance's session lives:
-// nobody else may delete the node, and the instance the partition moved
-// to waits on it. So every way a worker ends deletes the node, or leaves
-// a mark (mayHoldNode) for the manage loop, which deletes it once no
-// worker of ours wants the partition:
-//
-//   - a clean release is fenced by the claim's epoch; when the epoch moved
-//     after the final commit (a reset bumps it and leaves the owner node
-//     alone) or the release did not get through, the node is deleted if
-//     it still holds our id under the claim's session (releaseIfOurs);
-//   - a claim stopped while an attempt was in doubt (its request may have
-//     created the node, its reply lost) deletes the node the same way;
-//   - whatever still fails is swept by the manage loop (sweepOwnerNode),
-//     woken as the worker ends, and again at every resync while the
-//     session is not connected.
-//
-// releaseIfOurs may only run while no newer claim of this instance on the
-// partition can exist, since such a claim's node looks exactly the same: a
-// worker's successor waits for its done, and a sweep runs only for a
-// partition without a worker, with the next worker waiting for the sweep.
-// For the same reason its calls are never abandoned on a timeout; each
-// ends when ZooKeeper answers, the connection drops, or the session ends
-// (Close closes it after its bound). The bound this gives: a partition is
-// owned again within the session timeout plus a round trip after its owner
-// stops wanting it (a sweep that found the session disconnected: within
-// resyncInterval).
+// Giving an owner node up. An owner node that outlives its worker leaves
+// the partition unowned while this instance's session lives, so every way
+// a worker ends deletes it (release, releaseIfOurs) or marks it
+// (mayHoldNode) for the manage loop's sweep. releaseIfOurs runs only while
+// no newer claim of ours on the partition can exist (successors and
+// sweeps wait for each other), and its calls are never abandoned. Every
+// case, and the bound, are in docs/owner-release.md.
 
 // release is state releasing: give the claim up as releaseFor says.
 func (w *partitionWorker) release() workerEvent {
