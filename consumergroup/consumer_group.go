@@ -47,10 +47,11 @@ type ConsumerGroup struct {
 	sink     claimSink // where workers hand messages; nil: messages
 	errors   chan error
 	stopper  chan struct{} // closed by Close
-	// closeExpired is closed when Close stops waiting for the partitions to
-	// stop (see awaitStop): calls without a context (Kafka's offset reads
-	// and commits) are abandoned then, so Close keeps its bound.
+	// closeExpired is closed when Close's time runs out (see expireClose):
+	// calls without a context (Kafka's offset reads and commits) are
+	// abandoned then, so Close keeps its bound.
 	closeExpired chan struct{}
+	expireOnce   sync.Once
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	done         chan struct{} // closed when the manage loop has stopped every partition
 	gate         *deliveryGate // closed while this instance is fenced off
@@ -297,19 +298,26 @@ func (cg *ConsumerGroup) Closed() bool {
 // the time sarama takes to close its Kafka connections), even if nobody
 // reads either channel and ZooKeeper is out of reach: partitions that have
 // not stopped by ProcessingTimeout + the session timeout are unblocked by
-// closing the session (at once when the instance is fenced off), and
-// deregistering waits at most half the session timeout. Closing the session
+// closing the session (at once when the instance is fenced off); the last
+// commit round then waits at most a quarter of the session timeout for
+// Kafka, and deregistering at most another quarter. Closing the session
 // deletes the registration and the claims anyway.
 func (cg *ConsumerGroup) Close() error {
 	err := AlreadyClosing
 	cg.singleShutdown.Do(func() {
 		cg.log.Info("closing")
+		deadline := time.Now().Add(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
 		close(cg.stopper)
-		cg.awaitStop()
+		cg.awaitStop(deadline)
+		// The commit loop's last round may wait on Kafka (a read of its
+		// offsets): not past the partitions' deadline, nor a quarter of the
+		// session timeout after them.
+		expire := time.AfterFunc(max(time.Until(deadline), cg.config.Zookeeper.Timeout/4), cg.expireClose)
 		var errs []error
 		if e := cg.offsetManager.Close(); e != nil {
 			errs = append(errs, e)
 		}
+		expire.Stop()
 		if e := cg.deregister(); e != nil {
 			errs = append(errs, e)
 		}
@@ -332,28 +340,32 @@ func (cg *ConsumerGroup) Close() error {
 // every pending request then fails at once. Nothing is lost by that: a
 // commit or release that cannot get through is worth nothing, and the
 // session's end deletes our registration and claims.
-func (cg *ConsumerGroup) awaitStop() {
+func (cg *ConsumerGroup) awaitStop(deadline time.Time) {
 	if cg.gate.paused() {
 		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
-		close(cg.closeExpired)
+		cg.expireClose()
 		_ = cg.kazoo.Close()
 	}
-	bound := time.NewTimer(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
+	bound := time.NewTimer(time.Until(deadline))
 	defer bound.Stop()
 	select {
 	case <-cg.done:
 	case <-bound.C:
 		cg.log.Warn("partitions did not stop in time; closing the session to unblock them")
-		if !isClosed(cg.closeExpired) {
-			close(cg.closeExpired)
-		}
+		cg.expireClose()
 		_ = cg.kazoo.Close()
 		<-cg.done
 	}
 }
 
-// deregister removes the registration, waiting at most half the session
-// timeout: cut off from ZooKeeper, a request can hang far longer, and closing
+// expireClose tells every call without a context that Close stopped
+// waiting for it (closeExpired).
+func (cg *ConsumerGroup) expireClose() {
+	cg.expireOnce.Do(func() { close(cg.closeExpired) })
+}
+
+// deregister removes the registration, waiting at most a quarter of the
+// session timeout: cut off from ZooKeeper, a request can hang far longer, and closing
 // the session (which Close does next) deletes the registration anyway.
 func (cg *ConsumerGroup) deregister() error {
 	if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionClosed {
@@ -367,7 +379,7 @@ func (cg *ConsumerGroup) deregister() error {
 			return fmt.Errorf("consumergroup: deregister: %w", err)
 		}
 		return nil
-	case <-time.After(cg.config.Zookeeper.Timeout / 2):
+	case <-time.After(cg.config.Zookeeper.Timeout / 4):
 		cg.log.Warn("deregistering timed out; closing the session removes the registration")
 		return nil
 	}
