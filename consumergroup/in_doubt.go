@@ -13,11 +13,12 @@ package consumergroup
 // write succeeding, not someone else's change, so the partition adopts the
 // version and carries on, without a seek and without a conflict report.
 //
-// The refusal that leads here comes from a transaction whose epoch check
-// passed, so nobody claimed the partition and nobody reset it through this
-// library (a reset bumps the epoch) since our claim. Only an unfenced
-// writer setting exactly our value at exactly that version could be
-// mistaken for us, and the outcome is then the same.
+// The value compared was read with the epoch still at our claim's after
+// the read (kazoo reads the epoch after the offset node, see
+// offsetConflict), so nobody claimed the partition and nobody reset it
+// through this library (a reset bumps the epoch) since our claim. Only an
+// unfenced writer setting exactly our value at exactly that version could
+// be mistaken for us, and the outcome is then the same.
 //
 // Owned by the partition's commit mutex.
 type inDoubt struct {
