@@ -234,44 +234,41 @@ func (g *HandlerGroup) setCurrent(cg *ConsumerGroup) {
 	g.curMu.Unlock()
 }
 
-// consumer returns the running session's Kafka consumer, or nil.
-func (g *HandlerGroup) consumer() sarama.Consumer {
+// group returns the running session's membership, or nil.
+func (g *HandlerGroup) group() *ConsumerGroup {
 	g.curMu.Lock()
 	defer g.curMu.Unlock()
-	if g.current == nil {
-		return nil
-	}
-	return g.current.consumer
+	return g.current
 }
 
-// Pause suspends fetching from the given partitions, as sarama's does: it
-// applies to the partitions being fetched at the time of the call (a claim
-// that starts later, or a partition that restarts its fetch after an
-// offset conflict, is not paused) and does not cause a rebalance. It does
-// nothing between sessions.
+// Pause suspends delivery and fetching of the given partitions, as
+// sarama's does: it applies to the partitions consumed at the time of the
+// call (a claim that starts later is not paused) and does not cause a
+// rebalance. Nothing fetched after the call reaches the handler before
+// Resume, on every fetch path. It does nothing between sessions.
 func (g *HandlerGroup) Pause(partitions map[string][]int32) {
-	if c := g.consumer(); c != nil {
-		c.Pause(partitions)
+	if c := g.group(); c != nil {
+		c.pausePartitions(partitions, true)
 	}
 }
 
-// Resume resumes fetching from partitions paused with Pause or PauseAll.
+// Resume resumes partitions paused with Pause or PauseAll.
 func (g *HandlerGroup) Resume(partitions map[string][]int32) {
-	if c := g.consumer(); c != nil {
-		c.Resume(partitions)
+	if c := g.group(); c != nil {
+		c.pausePartitions(partitions, false)
 	}
 }
 
-// PauseAll is Pause for every partition being fetched.
+// PauseAll is Pause for every partition consumed at the time of the call.
 func (g *HandlerGroup) PauseAll() {
-	if c := g.consumer(); c != nil {
-		c.PauseAll()
+	if c := g.group(); c != nil {
+		c.pauseAll(true)
 	}
 }
 
-// ResumeAll resumes fetching from every paused partition.
+// ResumeAll resumes every paused partition.
 func (g *HandlerGroup) ResumeAll() {
-	if c := g.consumer(); c != nil {
-		c.ResumeAll()
+	if c := g.group(); c != nil {
+		c.pauseAll(false)
 	}
 }

@@ -81,6 +81,7 @@ type ownedOffsets struct {
 	recalls atomic.Uint64
 	lost    atomic.Bool // the epoch moved: never commit again
 	kafka   kafkaState  // what Kafka holds, with Offsets.Storage kafka or dual
+	pause   userPause   // the application's pause of this claim
 }
 
 // offer records that offset is about to be handed to the application: from

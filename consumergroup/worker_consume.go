@@ -401,6 +401,16 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		} else if m.Offset >= w.hwm.Load() { // a prefix message: the mark is past it
 			w.hwm.Store(m.Offset + 1)
 		}
+		if resumed := owned.pause.held(); resumed != nil {
+			// Paused by the application: hand nothing out until the resume
+			// (events still come first); m is offered again then.
+			held = m
+			select {
+			case <-resumed:
+			case <-wake:
+			}
+			continue
+		}
 		owned.offer(m.Offset)
 		owned.redelivery.offered(m)
 		// valid (the claim's session is the current one) is checked before
