@@ -102,6 +102,7 @@ func TestKafkaOffsetStoreCommitIsSingleShot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer store.close()
 	err = store.commit("t", 0, 42)
 	if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) {
 		t.Errorf("commit = %v, want ErrNotCoordinatorForConsumer", err)
@@ -251,6 +252,7 @@ func TestKafkaOffsetStoreCommitEndsAtClose(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer store.close()
 			time.AfterFunc(200*time.Millisecond, func() { close(closing) })
 			start := time.Now()
 			err = store.commitFenced("t", 0, 42, start.Add(time.Minute), func() error { return nil })

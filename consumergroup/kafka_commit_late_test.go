@@ -65,6 +65,7 @@ func TestKafkaCommitChecksClaimRightBeforeSending(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer store.close()
 
 			var lost atomic.Bool
 			var lostAt atomic.Int64

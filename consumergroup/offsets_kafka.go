@@ -3,8 +3,10 @@ package consumergroup
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -33,11 +35,21 @@ import (
 // other member runs), go through the admin and its retries: they move no
 // offset behind an owner's back.
 //
+// Commits go over a connection of the store's own to the coordinator
+// (commitConn), one at a time, never over the client's: sarama's Broker
+// holds its lock for a whole round trip, so a request sent over the
+// client's connection waits, after the claim check, for every request in
+// flight there (the read of what Kafka holds, the admin's, other
+// partitions' commits) and for a throttle sarama keeps. On the store's own
+// connection the commit that holds it (connSem) is the only request.
+//
 // None of these calls takes a context. Once closing is closed (Close
 // stopped waiting for the partitions: ConsumerGroup.closeExpired) every
 // wait of a commit, of a coordinator lookup and of a read of what Kafka
 // holds ends at once with errGroupClosing, the call itself going on in its
-// goroutine; fetch is bounded the same way by its caller (readStored).
+// goroutine; fetch is bounded the same way by its caller (readStored). The
+// commit connection's socket is shut then, and nothing is written on it
+// any more.
 type kafkaOffsetStore struct {
 	client  sarama.Client
 	admin   sarama.ClusterAdmin // shares client; never closed (that would close the client)
@@ -47,6 +59,23 @@ type kafkaOffsetStore struct {
 
 	lookupMu sync.Mutex
 	lookup   *coordinatorLookup // the coordinator lookup in flight; nil: none
+
+	// stopping, when closed (the group's Close began), has the commit
+	// connection closed whenever no commit holds it or waits for it, so
+	// nothing of it outlives Close; nil: never.
+	stopping <-chan struct{}
+	// connSem is held (a value in it) by the commit that uses conn, from
+	// before its claim check until its answer came or its connection was
+	// shut: sarama's Broker writes a request only once the answer to the
+	// one before has come, so nothing else may be in flight on conn when a
+	// commit's claim check passes.
+	connSem chan struct{}
+	waiting atomic.Int32 // commits waiting for connSem
+	connMu  sync.Mutex   // guards conn's pointer; set only with connSem held
+	conn    *commitConn  // the commit connection; nil: none open
+	closed  atomic.Bool  // close was called: no commit any more
+
+	watchStop sync.Once // closeAtStop started
 }
 
 // newKafkaOffsetStore returns the Kafka store of group's offsets over
@@ -56,7 +85,8 @@ func newKafkaOffsetStore(client sarama.Client, group string, closing <-chan stru
 	if err != nil {
 		return nil, fmt.Errorf("Kafka offset storage: %w", err)
 	}
-	return &kafkaOffsetStore{client: client, admin: admin, group: group, closing: closing, check: heldOffsets{closing: closing}}, nil
+	return &kafkaOffsetStore{client: client, admin: admin, group: group, closing: closing, check: heldOffsets{closing: closing},
+		connSem: make(chan struct{}, 1)}, nil
 }
 
 // fetch implements groupOffsetStore.
@@ -83,24 +113,57 @@ func (s *kafkaOffsetStore) commit(topic string, partition int32, next int64) err
 
 // commitFenced implements fencedCommitter: one OffsetCommit request, never
 // retried here. The coordinator is looked up first when sarama has none
-// cached (see coordinator); then ready (when not nil) is called, and the
-// request goes out right after it allowed it, provided deadline (none when
-// zero) has not passed and closing is open. An answer saying the
-// coordinator moved, or a broken connection, starts a new lookup of the
-// coordinator, which the next attempt waits for.
+// cached (see coordinator); then the commit takes the store's commit
+// connection (waiting for the commit that holds it), opens it to the
+// coordinator if needed, and waits out a throttle the coordinator asked
+// for; then ready (when not nil) is called, and the request is written
+// right after it allowed it, provided deadline (none when zero) has not
+// passed and closing is open, both checked again as the request is written
+// to the socket. An answer saying the coordinator moved, or a broken
+// connection, starts a new lookup of the coordinator, which the next
+// attempt waits for. A commit whose request was written and whose answer
+// Close stopped waiting for returns an error wrapping errKafkaCommitInDoubt.
 func (s *kafkaOffsetStore) commitFenced(topic string, partition int32, next int64, deadline time.Time, ready func() error) error {
-	if err := s.commitOnce(topic, partition, next, deadline, ready); err != nil {
-		return fmt.Errorf("commit offset %d of group %s for %s/%d to Kafka: %w", next, s.group, topic, partition, err)
+	err := s.commitOnce(topic, partition, next, deadline, ready)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errKafkaCommitInDoubt):
+		return fmt.Errorf("offset %d of group %s for %s/%d: %w", next, s.group, topic, partition, err)
 	}
-	return nil
+	return fmt.Errorf("commit offset %d of group %s for %s/%d to Kafka: %w", next, s.group, topic, partition, err)
 }
+
+// errKafkaCommitInDoubt: Close stopped waiting for a commit to Kafka whose
+// request had been written. The coordinator may still store it.
+var errKafkaCommitInDoubt = fmt.Errorf("its OffsetCommit request was sent to Kafka and Close stopped waiting for the answer: "+
+	"the offset may or may not have been stored (%w)", errGroupClosing)
 
 // commitOnce sends the OffsetCommit request of commitFenced, built as
 // sarama's admin builds it for the configured Version. An error of ready
 // is returned as it is.
 func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64, deadline time.Time, ready func() error) error {
+	if s.closed.Load() {
+		return errGroupClosing
+	}
 	coordinator, err := s.coordinator(deadline)
 	if err != nil {
+		return err
+	}
+	if err := s.acquireConn(deadline); err != nil {
+		return err
+	}
+	held := true // connSem, until the request's goroutine takes it over
+	defer func() {
+		if held {
+			s.releaseConn()
+		}
+	}()
+	conn, err := s.connTo(coordinator, deadline)
+	if err != nil {
+		return err
+	}
+	if err := conn.awaitThrottle(deadline, s.closing); err != nil {
 		return err
 	}
 	req := sarama.NewOffsetCommitRequest(s.client.Config(), s.group)
@@ -109,24 +172,57 @@ func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64,
 		timestamp = sarama.ReceiveTime
 	}
 	req.AddBlockWithLeaderEpoch(topic, partition, next, -1, timestamp, "")
-	// Nothing blocks from these checks to the request's send.
+	// Nothing blocks from these checks to the request's write: no other
+	// request is in flight on conn (connSem), no throttle is pending on it,
+	// and its TLS handshake and SASL authentication are made (connTo). The
+	// socket checks closing and the deadline again (writeGate).
 	switch {
 	case isClosed(s.closing):
 		return errGroupClosing
 	case !deadline.IsZero() && !time.Now().Before(deadline):
-		return fmt.Errorf("the coordinator is known only after the commit's deadline: %w", errKafkaCommitDeadline)
+		return fmt.Errorf("the coordinator's connection is ready only after the commit's deadline: %w", errKafkaCommitDeadline)
 	}
 	if ready != nil {
 		if err := ready(); err != nil {
 			return err
 		}
 	}
-	resp, err := untilClosing(s.closing, func() (*sarama.OffsetCommitResponse, error) { return coordinator.CommitOffset(req) }, nil)
-	if err != nil {
-		s.refreshIfMoved(err)
-		return err
+	type result struct {
+		resp *sarama.OffsetCommitResponse
+		err  error
 	}
-	kerr, ok := resp.Errors[topic][partition]
+	done := make(chan result, 1)
+	write := conn.gate.arm(deadline)
+	held = false
+	go func() {
+		resp, err := conn.broker.CommitOffset(req)
+		conn.gate.disarm()
+		s.settle(conn, resp, err)
+		s.releaseConn()
+		done <- result{resp, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-s.closing:
+		select {
+		case r = <-done: // it ended as Close stopped waiting: its outcome is known
+		default:
+			// Nothing is written on conn from here on: a request not
+			// written yet never is; the commit's goroutine fails at once,
+			// and ends.
+			conn.shut()
+			if conn.gate.wrote(write) {
+				return errKafkaCommitInDoubt
+			}
+			return errGroupClosing
+		}
+	}
+	if r.err != nil {
+		s.refreshIfMoved(r.err)
+		return r.err
+	}
+	kerr, ok := r.resp.Errors[topic][partition]
 	switch {
 	case !ok:
 		return errors.New("the coordinator's answer omits the partition")
@@ -135,6 +231,318 @@ func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64,
 		return kerr
 	}
 	return nil
+}
+
+// commitConn is the store's own connection to the group coordinator, over
+// which its commits go one at a time (connSem), opened as the fetcher opens
+// its own (ownConnConfig: the client's TLS, SASL, proxy and dial settings,
+// a user's Dial included; metrics never unregistered), with a writeGate
+// under TLS. Only the commits' own answers can throttle it (sarama
+// throttles a Broker on the answers to requests sent over it, and only
+// commits are), so the store knows when a throttle ends (awaitThrottle).
+type commitConn struct {
+	broker *sarama.Broker
+	id     int32 // the coordinator's
+	addr   string
+	dialer *connDialer
+	gate   *writeGate
+
+	// Used only with connSem held.
+	throttledUntil time.Time // a commit's answer asked for no request before
+	lastUsed       time.Time
+}
+
+// commitConnIdle is how long the commit connection may stay unused before
+// it is opened again rather than used: brokers close connections idle for
+// connections.max.idle.ms (10 minutes by default), and a commit sent over
+// one they closed fails.
+const commitConnIdle = 5 * time.Minute
+
+// acquireConn takes connSem, waiting until deadline (none when zero: an
+// error wrapping errKafkaCommitDeadline then) and until closing is closed
+// (errGroupClosing).
+func (s *kafkaOffsetStore) acquireConn(deadline time.Time) error {
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case s.connSem <- struct{}{}:
+		return nil
+	case <-expired:
+		return fmt.Errorf("the coordinator's connection was busy with other commits until the commit's deadline: %w", errKafkaCommitDeadline)
+	case <-s.closing:
+		return errGroupClosing
+	}
+}
+
+// releaseConn releases connSem, closing the commit connection first when
+// the group is closing (stopping or closing) or the store is, and no
+// other commit waits for it.
+func (s *kafkaOffsetStore) releaseConn() {
+	if s.conn != nil && s.waiting.Load() == 0 && (isClosed(s.stopping) || isClosed(s.closing) || s.closed.Load()) {
+		s.dropConn(s.conn)
+	}
+	<-s.connSem
+}
+
+// connTo returns the commit connection, open to coordinator, ready for a
+// request: the one open, or a new one (the coordinator moved, the one open
+// broke or stayed unused commitConnIdle), waiting for it to connect and
+// authenticate until deadline and until closing is closed. connSem is held.
+func (s *kafkaOffsetStore) connTo(coordinator *sarama.Broker, deadline time.Time) (*commitConn, error) {
+	if c := s.conn; c != nil {
+		if c.id == coordinator.ID() && c.addr == coordinator.Addr() && time.Since(c.lastUsed) < commitConnIdle {
+			if ok, _ := c.broker.Connected(); ok { // no request in flight: does not block
+				c.lastUsed = time.Now()
+				return c, nil
+			}
+		}
+		s.dropConn(c)
+	}
+	conf := s.client.Config()
+	d := newConnDialer(conf)
+	gate := &writeGate{closing: s.closing}
+	own := ownConnConfig(conf, d)
+	own.Net.Proxy.Dialer = gatedDialer{d, gate}
+	b := sarama.NewBroker(coordinator.Addr())
+	if err := b.Open(own); err != nil {
+		d.closeAll()
+		return nil, fmt.Errorf("open a connection to the group's coordinator %s: %w", coordinator.Addr(), err)
+	}
+	c := &commitConn{broker: b, id: coordinator.ID(), addr: coordinator.Addr(), dialer: d, gate: gate, lastUsed: time.Now()}
+	ready := make(chan error, 1)
+	go func() {
+		ok, err := b.Connected() // waits for Open's dial, ApiVersions and SASL
+		if err == nil && !ok {
+			err = sarama.ErrNotConnected
+		}
+		if err == nil && own.Net.TLS.Enable && !own.ApiVersionsRequest && !own.Net.SASL.Enable {
+			// Nothing was exchanged: make the TLS handshake now, not
+			// between a claim check and its request.
+			_, err = b.ApiVersions(&sarama.ApiVersionsRequest{})
+		}
+		ready <- err
+	}()
+	var expired <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		expired = t.C
+	}
+	var err error
+	select {
+	case err = <-ready:
+		if err == nil {
+			s.setConn(c)
+			return c, nil
+		}
+		err = fmt.Errorf("connect to the group's coordinator %s: %w", coordinator.Addr(), err)
+	case <-expired:
+		err = fmt.Errorf("connecting to the group's coordinator outlasted the commit's deadline: %w", errKafkaCommitDeadline)
+	case <-s.closing:
+		err = errGroupClosing
+	}
+	c.shut()
+	go func() { // ends at once: its dials are cancelled, its socket shut
+		<-ready
+		_ = b.Close()
+	}()
+	return nil, err
+}
+
+// setConn makes c the commit connection. The first one starts the watch
+// of stopping (closeAtStop).
+func (s *kafkaOffsetStore) setConn(c *commitConn) {
+	s.connMu.Lock()
+	s.conn = c
+	s.connMu.Unlock()
+	if s.stopping != nil {
+		s.watchStop.Do(func() { go s.closeAtStop() })
+	}
+}
+
+// closeAtStop closes the commit connection once the group's Close began
+// (stopping), as soon as no commit holds it: a commit after that opens
+// another, closed when it ends (releaseConn). It runs from the first
+// connection on, so only a group that joined, and is closed, starts it.
+func (s *kafkaOffsetStore) closeAtStop() {
+	<-s.stopping
+	s.connSem <- struct{}{} // the commit holding it ends within Net.ReadTimeout, at once after closeExpired
+	s.releaseConn()
+}
+
+// dropConn closes c, the commit connection, and forgets it. connSem is
+// held, so no request is in flight on it.
+func (s *kafkaOffsetStore) dropConn(c *commitConn) {
+	s.connMu.Lock()
+	if s.conn == c {
+		s.conn = nil
+	}
+	s.connMu.Unlock()
+	c.shut()
+	_ = c.broker.Close()
+}
+
+// settle records what a commit's round trip over c tells of c: a throttle
+// the coordinator asked for, or a failure other than Kafka's answer (a
+// broken connection, a write the gate refused), after which c is closed
+// and the next commit opens another. connSem is held.
+func (s *kafkaOffsetStore) settle(c *commitConn, resp *sarama.OffsetCommitResponse, err error) {
+	var kerr sarama.KError
+	if err != nil && !errors.As(err, &kerr) {
+		s.dropConn(c)
+		return
+	}
+	if resp != nil && resp.ThrottleTimeMs > 0 {
+		c.throttledUntil = time.Now().Add(time.Duration(resp.ThrottleTimeMs) * time.Millisecond)
+	}
+}
+
+// awaitThrottle waits until the throttle a commit's answer asked for has
+// passed, so that sarama does not wait for it after the claim check: not
+// past deadline (an error wrapping errKafkaCommitDeadline at once, when it
+// ends later), nor once closing is closed (errGroupClosing). connSem is
+// held.
+func (c *commitConn) awaitThrottle(deadline time.Time, closing <-chan struct{}) error {
+	wait := time.Until(c.throttledUntil)
+	switch {
+	case wait <= 0:
+		return nil
+	case !deadline.IsZero() && !c.throttledUntil.Before(deadline):
+		return fmt.Errorf("the coordinator throttles commits for %v, past the commit's deadline: %w", wait.Round(time.Millisecond), errKafkaCommitDeadline)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-closing:
+		return errGroupClosing
+	}
+}
+
+// shut shuts c's socket (and cancels its dial): nothing is written on it
+// any more, and a request in flight fails at once.
+func (c *commitConn) shut() {
+	c.gate.shut()
+	c.dialer.closeAll()
+}
+
+// close shuts the commit connection, waits for the commit in flight on it
+// to end, and closes it; later commits fail with errGroupClosing. The
+// group closes it when its Close began (stopping), once no commit uses it;
+// a store made without stopping (tests) is closed with close.
+func (s *kafkaOffsetStore) close() {
+	s.closed.Store(true)
+	s.connMu.Lock()
+	c := s.conn
+	s.connMu.Unlock()
+	if c != nil {
+		c.shut()
+	}
+	s.connSem <- struct{}{}
+	if s.conn != nil {
+		s.dropConn(s.conn)
+	}
+	<-s.connSem
+}
+
+// writeGate lets a commit's request be written to the commit connection's
+// socket only while closing is open and the commit's deadline has not
+// passed: the last check, under sarama (and under TLS), right as the bytes
+// go out. Unarmed (the connection's handshakes), it only checks closing.
+type writeGate struct {
+	closing <-chan struct{}
+
+	mu     sync.Mutex
+	cur    *gatedWrite // the commit armed; nil: none
+	closed bool        // shut: nothing is let through any more
+}
+
+// gatedWrite is one commit's passage through a writeGate.
+type gatedWrite struct {
+	deadline time.Time // zero: none
+	wrote    bool      // a write of its was let through
+}
+
+// arm lets the writes of one commit through until deadline.
+func (g *writeGate) arm(deadline time.Time) *gatedWrite {
+	w := &gatedWrite{deadline: deadline}
+	g.mu.Lock()
+	g.cur = w
+	g.mu.Unlock()
+	return w
+}
+
+func (g *writeGate) disarm() {
+	g.mu.Lock()
+	g.cur = nil
+	g.mu.Unlock()
+}
+
+// shut lets nothing through any more.
+func (g *writeGate) shut() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+}
+
+// wrote reports whether a write of w was let through; once the gate is
+// shut, that is final.
+func (g *writeGate) wrote(w *gatedWrite) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return w.wrote
+}
+
+// allow reports whether a write may go out now.
+func (g *writeGate) allow() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	w := g.cur
+	switch {
+	case g.closed || isClosed(g.closing):
+		g.closed = true
+		return errGroupClosing
+	case w == nil:
+		return nil
+	case !w.deadline.IsZero() && !time.Now().Before(w.deadline):
+		return fmt.Errorf("the request was to be written after the commit's deadline: %w", errKafkaCommitDeadline)
+	}
+	w.wrote = true
+	return nil
+}
+
+// gatedDialer dials through a connDialer and puts gate on the sockets.
+type gatedDialer struct {
+	d    *connDialer
+	gate *writeGate
+}
+
+func (d gatedDialer) Dial(network, addr string) (net.Conn, error) {
+	c, err := d.d.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return gatedConn{Conn: c, gate: d.gate}, nil
+}
+
+// gatedConn is a socket whose writes its gate allows.
+type gatedConn struct {
+	net.Conn
+	gate *writeGate
+}
+
+func (c gatedConn) Write(p []byte) (int, error) {
+	if err := c.gate.allow(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
 }
 
 // coordinatorLookup is a lookup of the group's coordinator, shared by
@@ -220,12 +628,14 @@ func (s *kafkaOffsetStore) runLookup(l *coordinatorLookup) {
 // refreshIfMoved starts a lookup of the group's coordinator after a
 // request failed with err in a way that says it may have moved:
 // NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, or no answer at all (a broken
-// connection, a broker gone), but not errGroupClosing. sarama reconnects a
-// broken connection by itself; only a move needs the lookup. It does not
-// wait for it: the next request does (coordinator).
+// connection, a broker gone), but not errGroupClosing nor a write the
+// commit connection's gate refused past a deadline. A broken connection is
+// opened again by whoever uses it next (sarama for the client's, the next
+// commit for the commit connection); only a move needs the lookup. It does
+// not wait for it: the next request does (coordinator).
 func (s *kafkaOffsetStore) refreshIfMoved(err error) {
 	var kerr sarama.KError
-	if err == nil || errors.Is(err, errGroupClosing) || (errors.As(err, &kerr) &&
+	if err == nil || errors.Is(err, errGroupClosing) || errors.Is(err, errKafkaCommitDeadline) || (errors.As(err, &kerr) &&
 		kerr != sarama.ErrNotCoordinatorForConsumer && kerr != sarama.ErrConsumerCoordinatorNotAvailable) {
 		return
 	}
@@ -392,6 +802,7 @@ func (cg *ConsumerGroup) openKafkaOffsets() error {
 	if err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
+	store.stopping = cg.stopper
 	cg.kafkaOffsets = store
 	if cg.config.Offsets.ResetOffsets {
 		return cg.resetWithKafka(store)
@@ -543,8 +954,9 @@ func (om *zookeeperOffsetManager) commitKafka(o *ownedOffsets, target int64, for
 // sendKafkaCommit makes one attempt of a commit of next to Kafka for tp:
 // through the store's commitFenced when it has one (ready is called right
 // before the request goes out), or else ready, then the store's commit,
-// waited for until Close stops waiting for the partitions (closeExpired).
-// An error of ready is returned as it is, and nothing is sent.
+// waited for until Close stops waiting for the partitions (closeExpired:
+// an error wrapping errKafkaCommitInDoubt, the commit going on). An error
+// of ready is returned as it is, and nothing is sent.
 func (om *zookeeperOffsetManager) sendKafkaCommit(tp topicPartition, next int64, deadline time.Time, ready func() error) error {
 	store := om.cg.kafkaOffsets
 	if f, ok := store.(fencedCommitter); ok {
@@ -556,6 +968,9 @@ func (om *zookeeperOffsetManager) sendKafkaCommit(tp topicPartition, next int64,
 	_, err := untilClosing(om.cg.closeExpired, func() (struct{}, error) {
 		return struct{}{}, store.commit(tp.Topic, tp.Partition, next)
 	}, nil)
+	if errors.Is(err, errGroupClosing) {
+		return fmt.Errorf("offset %d for %s/%d: %w", next, tp.Topic, tp.Partition, errKafkaCommitInDoubt)
+	}
 	return err
 }
 
