@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -37,7 +38,7 @@ type ConsumerGroup struct {
 	batchFetcher *firstFetcher
 	// feedBudget bounds the bytes the batch feeds fetch ahead.
 	feedBudget *feedBudget
-	topicSrc   topicSource // partitions and leaders: ZooKeeper or Kafka
+	topicSrc   topics.Source // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -224,7 +225,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 // teardown closes whatever connect opened.
 func (cg *ConsumerGroup) teardown() {
 	if cg.topicSrc != nil {
-		cg.topicSrc.close()
+		cg.topicSrc.Close()
 	}
 	if cg.fetcher != nil {
 		cg.fetcher.closeConns()

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -20,30 +21,11 @@ const resyncInterval = 30 * time.Second
 type watchSet struct {
 	mu    sync.Mutex
 	armed map[string]bool
-	known map[string]any // the value read with a key's armed watch (see knownRead)
 	wake  chan struct{}
 }
 
 func newWatchSet() *watchSet {
-	return &watchSet{armed: make(map[string]bool), known: make(map[string]any), wake: make(chan struct{}, 1)}
-}
-
-// lookup returns the value read with key's watch, while that watch is
-// armed.
-func (ws *watchSet) lookup(key string) (any, bool) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	v, ok := ws.known[key]
-	return v, ok
-}
-
-// armKnown is arm for a watch read together with value v: until the watch
-// fires, lookup returns v.
-func (ws *watchSet) armKnown(key string, ch <-chan kazoo.Event, v any) {
-	ws.mu.Lock()
-	ws.known[key] = v
-	ws.mu.Unlock()
-	ws.arm(key, ch)
+	return &watchSet{armed: make(map[string]bool), wake: make(chan struct{}, 1)}
 }
 
 func (ws *watchSet) isArmed(key string) bool {
@@ -63,7 +45,6 @@ func (ws *watchSet) arm(key string, ch <-chan kazoo.Event) {
 		<-ch
 		ws.mu.Lock()
 		delete(ws.armed, key)
-		delete(ws.known, key)
 		ws.mu.Unlock()
 		ws.poke()
 	}()
@@ -88,10 +69,10 @@ func (v view) has(id string) bool {
 }
 
 // manage is the group's one coordination loop: it watches the registered
-// instances, their registrations and each topic's partitions (or, with
-// Kafka.Brokers set, hears of changes to the partitions from the Kafka
-// topic source), computes this instance's assignment, and starts or stops
-// only the partitions that move.
+// instances and their registrations, hears of changes to the partitions and
+// their leaders from the topic source (which watches ZooKeeper or polls
+// Kafka), computes this instance's assignment, and starts or stops only the
+// partitions that move.
 // It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer close(cg.done)
@@ -180,7 +161,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		case <-cg.stopper:
 			return
 		case <-ws.wake:
-		case <-cg.topicSrc.changed(): // Kafka's metadata changed
+		case <-cg.topicSrc.Changed(): // partitions or leaders changed
 		case <-cooled:
 		case <-cg.sweepWake:
 		case <-retry:
@@ -250,11 +231,11 @@ func (cg *ConsumerGroup) reregister() error {
 	}
 }
 
-// readView reads the instances, their registrations and the partitions
-// (from the group's topic source: ZooKeeper or Kafka), arming watches that
-// are not armed yet. The registrations are read again on every call (one
-// read per instance), so a join, a leave or a changed subscription all lead
-// to an assignment computed from fresh ones.
+// readView reads the instances and their registrations, arming watches
+// that are not armed yet, and the partitions from the group's topic source.
+// The registrations are read again on every call (one read per instance),
+// so a join, a leave or a changed subscription all lead to an assignment
+// computed from fresh ones.
 func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool) (view, error) {
 	var v view
 	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
@@ -265,19 +246,19 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 		return v, err
 	}
 
-	topics, err := cg.subscribedTopics(ws)
+	subscribed, err := cg.subscribedTopics(ws)
 	if err != nil {
 		return v, err
 	}
-	v.partitions = make(map[string][]PartitionInfo, len(topics))
-	for _, topic := range topics {
-		parts, err := cg.topicSrc.partitions(ws, topic)
-		if mt := (*missingTopicError)(nil); errors.As(err, &mt) {
+	v.partitions = make(map[string][]PartitionInfo, len(subscribed))
+	for _, topic := range subscribed {
+		parts, err := cg.topicSrc.Partitions(topic)
+		if mt := (*topics.MissingTopicError)(nil); errors.As(err, &mt) {
 			// The topic does not exist (yet): report once; the source wakes
 			// the loop when it appears.
 			if !missing[topic] {
 				missing[topic] = true
-				cg.reportPartition(topic, -1, fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, mt.err))
+				cg.reportPartition(topic, -1, fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, mt.Err))
 			}
 			continue
 		}
@@ -285,7 +266,11 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 			return v, fmt.Errorf("list partitions of %s: %w", topic, err)
 		}
 		delete(missing, topic)
-		v.partitions[topic] = parts
+		infos := make([]PartitionInfo, len(parts))
+		for i, p := range parts {
+			infos[i] = PartitionInfo(p)
+		}
+		v.partitions[topic] = infos
 	}
 	return v, nil
 }
@@ -299,31 +284,6 @@ func watchedRead[T any](ws *watchSet, key string, read func() (T, error), watch 
 	}
 	v, ch, err := watch()
 	if ch != nil {
-		ws.arm(key, ch)
-	}
-	return v, err
-}
-
-// knownRead is watchedRead for a node only its watch can tell a change of:
-// while the watch armed with the last successful read has not fired, that
-// read's value is returned without asking ZooKeeper again. A change of the
-// node fires the watch, which drops the value and wakes the loop, so the
-// next view reads it afresh: the value is as current as a read would have
-// been when the loop woke. Reading every partition's leader on every
-// wake-up cost one round trip per partition (about 0.5 s at 1,024
-// partitions, see BenchmarkIntegrationScaleHandoff); this costs none.
-func knownRead[T any](ws *watchSet, key string, read func() (T, error), watch func() (T, <-chan kazoo.Event, error)) (T, error) {
-	if v, ok := ws.lookup(key); ok {
-		return v.(T), nil
-	}
-	if ws.isArmed(key) { // armed by a read that failed: read without a new watch
-		return read()
-	}
-	v, ch, err := watch()
-	switch {
-	case ch != nil && err == nil:
-		ws.armKnown(key, ch, v)
-	case ch != nil:
 		ws.arm(key, ch)
 	}
 	return v, err

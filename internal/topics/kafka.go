@@ -1,4 +1,4 @@
-package consumergroup
+package topics
 
 import (
 	"cmp"
@@ -13,29 +13,35 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// metadataFetcher asks Kafka for the metadata of topics: one metadata
-// request, answered by one broker.
-type metadataFetcher func(topics []string) (*sarama.MetadataResponse, error)
+// KafkaDeps is what a KafkaSource needs from its group.
+type KafkaDeps struct {
+	// Fetch asks Kafka for the metadata of topics: one metadata request,
+	// answered by one broker (SaramaMetadata.Fetch).
+	Fetch func(topics []string) (*sarama.MetadataResponse, error)
+	// Release closes what Fetch uses; Close calls it. May be nil.
+	Release func()
+	// Log hears of every failed refresh and of answers held back.
+	Log *slog.Logger
+	// Report hears of the first failed refresh in a row and every tenth.
+	Report func(error)
+}
 
-// kafkaTopics reads the subscribed topics' partitions and leaders from
+// KafkaSource reads the subscribed topics' partitions and leaders from
 // Kafka's metadata, for clusters that no longer write them to ZooKeeper.
-// Kafka has no watches: a goroutine asks every interval and wakes the loop
-// (through changed) only when the answer differs from the previous one, so
-// a quiet cluster costs one metadata request per interval and no
-// ZooKeeper read. partitions answers from the last answer, without a
-// request. A failed request keeps the last answer: the assignment may then
-// lag behind the cluster, which the claims make safe (an instance claims a
-// partition only after its previous owner released it). An answer that
-// takes partitions away (a topic missing, fewer partitions) counts only
-// once the next answer repeats it: see confirmLosses.
-type kafkaTopics struct {
-	fetch    metadataFetcher
+// Kafka has no watches: a goroutine asks every interval and fires Changed
+// only when the answer differs from the previous one, so a quiet cluster
+// costs one metadata request per interval and no ZooKeeper read.
+// Partitions answers from the last answer, without a request. A failed
+// request keeps the last answer: the assignment may then lag behind the
+// cluster, which the claims make safe (an instance claims a partition only
+// after its previous owner released it). An answer that takes partitions
+// away (a topic missing, fewer partitions) counts only once the next answer
+// repeats it: see confirmLosses.
+type KafkaSource struct {
+	deps     KafkaDeps
 	topics   []string
 	leaders  bool
 	interval time.Duration
-	log      *slog.Logger
-	report   func(error)
-	release  func() // closes what fetch uses; called by close; may be nil
 
 	mu       sync.Mutex
 	snapshot map[string]topicMetadata // the last answer, by topic
@@ -51,7 +57,7 @@ type kafkaTopics struct {
 // topicMetadata is one topic in an answer: its partitions sorted by ID, or
 // the error the broker gave for it.
 type topicMetadata struct {
-	parts []PartitionInfo
+	parts []Partition
 	err   error
 }
 
@@ -62,18 +68,16 @@ func (m topicMetadata) equal(o topicMetadata) bool {
 	return slices.Equal(m.parts, o.parts)
 }
 
-// newKafkaTopics asks Kafka for the metadata of topics once, and returns
-// the error when it cannot; otherwise it starts the refresh goroutine,
-// which close stops.
-func newKafkaTopics(fetch metadataFetcher, topics []string, leaders bool, interval time.Duration,
-	log *slog.Logger, report func(error)) (*kafkaTopics, error) {
-	k := &kafkaTopics{
-		fetch:    fetch,
+// NewKafka asks Kafka for the metadata of topics once, and returns the
+// error when it cannot (without calling deps.Release); otherwise it starts
+// the goroutine that asks again every interval, which Close stops. leaders
+// says whether the partitions carry their leaders.
+func NewKafka(deps KafkaDeps, topics []string, leaders bool, interval time.Duration) (*KafkaSource, error) {
+	k := &KafkaSource{
+		deps:     deps,
 		topics:   slices.Clone(topics),
 		leaders:  leaders,
 		interval: interval,
-		log:      log,
-		report:   report,
 		wake:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -85,22 +89,25 @@ func newKafkaTopics(fetch metadataFetcher, topics []string, leaders bool, interv
 	return k, nil
 }
 
-func (k *kafkaTopics) changed() <-chan struct{} { return k.wake }
+// Changed implements Source: an answer differed from the previous one.
+func (k *KafkaSource) Changed() <-chan struct{} { return k.wake }
 
-func (k *kafkaTopics) close() {
+// Close implements Source: it stops the refresh goroutine and releases
+// what Fetch uses.
+func (k *KafkaSource) Close() {
 	k.stopOnce.Do(func() {
 		close(k.stop)
-		// Closing the client first fails a request in flight at once, so a
-		// broker that does not answer cannot hold Close up.
-		if k.release != nil {
-			k.release()
+		// Releasing the client first fails a request in flight at once, so
+		// a broker that does not answer cannot hold Close up.
+		if k.deps.Release != nil {
+			k.deps.Release()
 		}
 		<-k.done
 	})
 }
 
-// run refreshes every interval until close.
-func (k *kafkaTopics) run() {
+// run refreshes every interval until Close.
+func (k *KafkaSource) run() {
 	defer close(k.done)
 	tick := time.NewTicker(k.interval)
 	defer tick.Stop()
@@ -114,9 +121,9 @@ func (k *kafkaTopics) run() {
 		switch {
 		case err != nil:
 			k.failures++
-			k.log.Warn("reading topic metadata from Kafka failed; keeping the last answer", "err", err, "failures", k.failures)
+			k.deps.Log.Warn("reading topic metadata from Kafka failed; keeping the last answer", "err", err, "failures", k.failures)
 			if k.failures == 1 || k.failures%10 == 0 {
-				k.report(newPartitionError("", -1, err))
+				k.deps.Report(err)
 			}
 		case changed:
 			k.failures = 0
@@ -132,8 +139,8 @@ func (k *kafkaTopics) run() {
 
 // refresh asks Kafka once and stores the answer. It reports whether the
 // answer differs from the previous one.
-func (k *kafkaTopics) refresh() (bool, error) {
-	resp, err := k.fetch(k.topics)
+func (k *KafkaSource) refresh() (bool, error) {
+	resp, err := k.deps.Fetch(k.topics)
 	if err != nil {
 		return false, fmt.Errorf("topic metadata from Kafka: %w", err)
 	}
@@ -145,7 +152,7 @@ func (k *kafkaTopics) refresh() (bool, error) {
 	}
 	for _, name := range k.topics {
 		if _, ok := snap[name]; !ok { // not in the answer: as unknown
-			snap[name] = topicMetadata{err: &missingTopicError{sarama.ErrUnknownTopicOrPartition}}
+			snap[name] = topicMetadata{err: &MissingTopicError{sarama.ErrUnknownTopicOrPartition}}
 		}
 	}
 	k.mu.Lock()
@@ -164,7 +171,7 @@ func (k *kafkaTopics) refresh() (bool, error) {
 // still exist, and claim them again at the next refresh. Kafka never
 // removes partitions from a topic, so a real loss (a deleted topic) is
 // repeated by the next answer. The caller holds mu.
-func (k *kafkaTopics) confirmLosses(snap map[string]topicMetadata) {
+func (k *KafkaSource) confirmLosses(snap map[string]topicMetadata) {
 	for name, m := range snap {
 		prev, known := k.snapshot[name]
 		if !known || !loses(prev, m) {
@@ -180,7 +187,7 @@ func (k *kafkaTopics) confirmLosses(snap map[string]topicMetadata) {
 		}
 		k.suspect[name] = m
 		snap[name] = prev
-		k.log.Info("metadata answer drops partitions of a topic; waiting for the next answer to confirm it",
+		k.deps.Log.Info("metadata answer drops partitions of a topic; waiting for the next answer to confirm it",
 			"topic", name, "partitions", len(prev.parts), "now", len(m.parts), "err", m.err)
 	}
 }
@@ -191,7 +198,7 @@ func loses(prev, next topicMetadata) bool {
 	if prev.err != nil {
 		return false
 	}
-	var mt *missingTopicError
+	var mt *MissingTopicError
 	if errors.As(next.err, &mt) {
 		return true
 	}
@@ -202,10 +209,10 @@ func loses(prev, next topicMetadata) bool {
 // uses. A topic Kafka does not know, or whose name it rejects, is missing,
 // as it is in ZooKeeper; so is a topic still being created, listed with no
 // partition yet.
-func (k *kafkaTopics) parse(t *sarama.TopicMetadata) topicMetadata {
+func (k *KafkaSource) parse(t *sarama.TopicMetadata) topicMetadata {
 	switch {
 	case errors.Is(t.Err, sarama.ErrUnknownTopicOrPartition), errors.Is(t.Err, sarama.ErrInvalidTopic):
-		return topicMetadata{err: &missingTopicError{t.Err}}
+		return topicMetadata{err: &MissingTopicError{t.Err}}
 	case t.Err != sarama.ErrNoError && !errors.Is(t.Err, sarama.ErrLeaderNotAvailable):
 		return topicMetadata{err: t.Err}
 	case len(t.Partitions) == 0:
@@ -213,23 +220,22 @@ func (k *kafkaTopics) parse(t *sarama.TopicMetadata) topicMetadata {
 		if t.Err != sarama.ErrNoError {
 			cause = t.Err
 		}
-		return topicMetadata{err: &missingTopicError{cause}}
+		return topicMetadata{err: &MissingTopicError{cause}}
 	}
-	parts := make([]PartitionInfo, 0, len(t.Partitions))
+	parts := make([]Partition, 0, len(t.Partitions))
 	for _, p := range t.Partitions {
-		info := PartitionInfo{ID: p.ID, Leader: -1}
+		info := Partition{ID: p.ID, Leader: -1}
 		if k.leaders && p.Leader >= 0 {
 			info.Leader = p.Leader
 		}
 		parts = append(parts, info)
 	}
-	slices.SortFunc(parts, func(a, b PartitionInfo) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(parts, func(a, b Partition) int { return cmp.Compare(a.ID, b.ID) })
 	return topicMetadata{parts: parts}
 }
 
-// partitions answers from the last answer; ws is unused (Kafka has no
-// watches: run wakes the loop through changed).
-func (k *kafkaTopics) partitions(_ *watchSet, topic string) ([]PartitionInfo, error) {
+// Partitions implements Source from the last answer, without a request.
+func (k *KafkaSource) Partitions(topic string) ([]Partition, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	m, ok := k.snapshot[topic]
@@ -241,48 +247,3 @@ func (k *kafkaTopics) partitions(_ *watchSet, topic string) ([]PartitionInfo, er
 	}
 	return slices.Clone(m.parts), nil
 }
-
-// saramaMetadata sends metadata requests through a sarama client of its
-// own, configured so that asking never creates a topic (the brokers may
-// have auto.create.topics.enable on, and a missing topic must stay missing,
-// as it does for the ZooKeeper source), nothing is refreshed in the
-// background and nothing is retried inside sarama: every request is one
-// the refresh interval accounts for.
-type saramaMetadata struct {
-	client  sarama.Client
-	version sarama.KafkaVersion
-}
-
-func newSaramaMetadata(brokers []string, base *sarama.Config) (*saramaMetadata, error) {
-	conf := *base
-	conf.Metadata.AllowAutoTopicCreation = false
-	conf.Metadata.Full = false
-	conf.Metadata.RefreshFrequency = 0
-	conf.Metadata.Retry.Max = 0
-	client, err := sarama.NewClient(brokers, &conf)
-	if err != nil {
-		return nil, err
-	}
-	return &saramaMetadata{client: client, version: conf.Version}, nil
-}
-
-// fetch sends one metadata request for topics to the least loaded broker.
-// When that broker fails, the client is asked to refresh its broker list
-// (sarama then drops the broker and tries the others), so the next fetch
-// goes to a live one.
-func (s *saramaMetadata) fetch(topics []string) (*sarama.MetadataResponse, error) {
-	b := s.client.LeastLoadedBroker()
-	if b == nil {
-		return nil, sarama.ErrOutOfBrokers
-	}
-	req := sarama.NewMetadataRequest(s.version, topics)
-	req.AllowAutoTopicCreation = false
-	resp, err := b.GetMetadata(req)
-	if err != nil {
-		_ = s.client.RefreshMetadata(topics...)
-		return nil, fmt.Errorf("broker %s: %w", b.Addr(), err)
-	}
-	return resp, nil
-}
-
-func (s *saramaMetadata) close() error { return s.client.Close() }

@@ -1,4 +1,4 @@
-package consumergroup
+package topics
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// scriptedMetadata is a fake metadataFetcher: it records each request's
+// scriptedMetadata is a fake KafkaDeps.Fetch: it records each request's
 // topics and answers with the current answer (or error), which the test
 // changes between refreshes.
 type scriptedMetadata struct {
@@ -62,20 +62,20 @@ func answer(topics map[string][]int32, errs map[string]sarama.KError) *sarama.Me
 	return r
 }
 
-func newTestKafkaTopics(t *testing.T, fake *scriptedMetadata, topics []string, leaders bool, report func(error)) *kafkaTopics {
+func newTestKafkaSource(t *testing.T, fake *scriptedMetadata, topics []string, leaders bool, report func(error)) *KafkaSource {
 	t.Helper()
 	if report == nil {
 		report = func(error) {}
 	}
-	k, err := newKafkaTopics(fake.fetch, topics, leaders, time.Second, slog.New(slog.DiscardHandler), report)
+	k, err := NewKafka(KafkaDeps{Fetch: fake.fetch, Log: slog.New(slog.DiscardHandler), Report: report}, topics, leaders, time.Second)
 	if err != nil {
-		t.Fatalf("newKafkaTopics: %v", err)
+		t.Fatalf("NewKafka: %v", err)
 	}
-	t.Cleanup(k.close)
+	t.Cleanup(k.Close)
 	return k
 }
 
-func TestKafkaTopicsReadsPartitionsAndLeaders(t *testing.T) {
+func TestKafkaSourceReadsPartitionsAndLeaders(t *testing.T) {
 	fake := &scriptedMetadata{}
 	fake.set(answer(
 		map[string][]int32{"a": {2, 1, -1}, "b": {1}, "other": {1}},
@@ -83,32 +83,32 @@ func TestKafkaTopicsReadsPartitionsAndLeaders(t *testing.T) {
 		nil)
 	topics := []string{"a", "b", "gone", "secret", "unlisted"}
 	for _, leaders := range []bool{true, false} {
-		k := newTestKafkaTopics(t, fake, topics, leaders, nil)
+		k := newTestKafkaSource(t, fake, topics, leaders, nil)
 
-		got, err := k.partitions(nil, "a")
-		want := []PartitionInfo{{0, 2}, {1, 1}, {2, -1}} // sorted by ID; no leader is -1
+		got, err := k.Partitions("a")
+		want := []Partition{{0, 2}, {1, 1}, {2, -1}} // sorted by ID; no leader is -1
 		if !leaders {
-			want = []PartitionInfo{{0, -1}, {1, -1}, {2, -1}} // as the ZooKeeper source gives them
+			want = []Partition{{0, -1}, {1, -1}, {2, -1}} // as the ZooKeeper source gives them
 		}
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("leaders %v: a = %v, %v; want %v", leaders, got, err, want)
 		}
 		for _, missing := range []string{"gone", "unlisted"} {
-			_, err := k.partitions(nil, missing)
-			var mt *missingTopicError
+			_, err := k.Partitions(missing)
+			var mt *MissingTopicError
 			if !errors.As(err, &mt) || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 				t.Errorf("%s: want a missing topic (unknown to Kafka), got %v", missing, err)
 			}
 		}
 		// A topic Kafka refuses to describe is an error, not a missing topic.
-		_, err = k.partitions(nil, "secret")
-		var mt *missingTopicError
+		_, err = k.Partitions("secret")
+		var mt *MissingTopicError
 		if errors.As(err, &mt) || !errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
 			t.Errorf("secret: want the authorization error, got %v", err)
 		}
 		// Partitions returns a copy.
 		got[0].Leader = 99
-		if again, _ := k.partitions(nil, "a"); again[0].Leader == 99 {
+		if again, _ := k.Partitions("a"); again[0].Leader == 99 {
 			t.Error("partitions must return a copy of the stored answer")
 		}
 	}
@@ -121,43 +121,43 @@ func TestKafkaTopicsReadsPartitionsAndLeaders(t *testing.T) {
 	}
 }
 
-func TestKafkaTopicsTopicBeingCreated(t *testing.T) {
+func TestKafkaSourceTopicBeingCreated(t *testing.T) {
 	fake := &scriptedMetadata{}
 	fake.set(answer(nil, map[string]sarama.KError{"new": sarama.ErrLeaderNotAvailable}), nil)
-	k := newTestKafkaTopics(t, fake, []string{"new"}, true, nil)
-	_, err := k.partitions(nil, "new")
-	var mt *missingTopicError
+	k := newTestKafkaSource(t, fake, []string{"new"}, true, nil)
+	_, err := k.Partitions("new")
+	var mt *MissingTopicError
 	if !errors.As(err, &mt) {
 		t.Fatalf("a topic listed without partitions must be missing for now, got %v", err)
 	}
 }
 
-func TestKafkaTopicsFirstRequestFails(t *testing.T) {
+func TestKafkaSourceFirstRequestFails(t *testing.T) {
 	fake := &scriptedMetadata{}
 	fake.set(nil, sarama.ErrOutOfBrokers)
-	k, err := newKafkaTopics(fake.fetch, []string{"a"}, true, time.Second, slog.New(slog.DiscardHandler), func(error) {})
+	k, err := NewKafka(KafkaDeps{Fetch: fake.fetch, Log: slog.New(slog.DiscardHandler), Report: func(error) {}}, []string{"a"}, true, time.Second)
 	if k != nil || !errors.Is(err, sarama.ErrOutOfBrokers) {
 		t.Fatalf("got %v, %v; want no source and the fetch error", k, err)
 	}
 	// No goroutine left behind: TestMain checks.
 }
 
-// TestKafkaTopicsRefresh: one request per interval; the loop is woken only
+// TestKafkaSourceRefresh: one request per interval; the loop is woken only
 // when the answer changed (partitions added, a topic appearing, a leader
 // moving when leaders count); a failed request keeps the last answer and
 // is reported once.
-func TestKafkaTopicsRefresh(t *testing.T) {
+func TestKafkaSourceRefresh(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := &scriptedMetadata{}
 		fake.set(answer(map[string][]int32{"a": {1, 1}}, map[string]sarama.KError{"b": sarama.ErrUnknownTopicOrPartition}), nil)
 		var reports []error
 		var mu sync.Mutex
 		report := func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }
-		k := newTestKafkaTopics(t, fake, []string{"a", "b"}, true, report)
+		k := newTestKafkaSource(t, fake, []string{"a", "b"}, true, report)
 
 		woken := func() bool {
 			select {
-			case <-k.changed():
+			case <-k.Changed():
 				return true
 			default:
 				return false
@@ -179,12 +179,12 @@ func TestKafkaTopicsRefresh(t *testing.T) {
 		step("nothing changed", false)
 		fake.set(answer(map[string][]int32{"a": {1, 1, 1}}, map[string]sarama.KError{"b": sarama.ErrUnknownTopicOrPartition}), nil)
 		step("a partition added", true)
-		if p, _ := k.partitions(nil, "a"); len(p) != 3 {
+		if p, _ := k.Partitions("a"); len(p) != 3 {
 			t.Fatalf("a has %d partitions after the refresh, want 3", len(p))
 		}
 		fake.set(answer(map[string][]int32{"a": {1, 1, 1}, "b": {1}}, nil), nil)
 		step("b created", true)
-		if p, err := k.partitions(nil, "b"); err != nil || len(p) != 1 {
+		if p, err := k.Partitions("b"); err != nil || len(p) != 1 {
 			t.Fatalf("b = %v, %v after the refresh", p, err)
 		}
 		fake.set(answer(map[string][]int32{"a": {1, 2, 1}, "b": {1}}, nil), nil)
@@ -193,7 +193,7 @@ func TestKafkaTopicsRefresh(t *testing.T) {
 		fake.set(nil, sarama.ErrOutOfBrokers)
 		step("Kafka out of reach", false)
 		step("still out of reach", false)
-		if p, err := k.partitions(nil, "a"); err != nil || !slices.Equal(p, []PartitionInfo{{0, 1}, {1, 2}, {2, 1}}) {
+		if p, err := k.Partitions("a"); err != nil || !slices.Equal(p, []Partition{{0, 1}, {1, 2}, {2, 1}}) {
 			t.Fatalf("a = %v, %v while Kafka is out of reach; want the last answer", p, err)
 		}
 		mu.Lock()
@@ -206,16 +206,16 @@ func TestKafkaTopicsRefresh(t *testing.T) {
 	})
 }
 
-func TestKafkaTopicsLeaderMovesIgnoredWithoutLeaders(t *testing.T) {
+func TestKafkaSourceLeaderMovesIgnoredWithoutLeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := &scriptedMetadata{}
 		fake.set(answer(map[string][]int32{"a": {1, 1}}, nil), nil)
-		k := newTestKafkaTopics(t, fake, []string{"a"}, false, nil)
+		k := newTestKafkaSource(t, fake, []string{"a"}, false, nil)
 		fake.set(answer(map[string][]int32{"a": {2, 2}}, nil), nil)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		select {
-		case <-k.changed():
+		case <-k.Changed():
 			t.Fatal("a leader move must not wake the loop when the strategy ignores leaders")
 		default:
 		}
@@ -225,58 +225,10 @@ func TestKafkaTopicsLeaderMovesIgnoredWithoutLeaders(t *testing.T) {
 	})
 }
 
-// TestSaramaMetadataNeverCreatesTopics: the real fetcher sends one metadata
-// request per fetch, for the subscribed topics, with automatic topic
-// creation off, whatever the group's sarama config says.
-func TestSaramaMetadataNeverCreatesTopics(t *testing.T) {
-	broker := sarama.NewMockBroker(t, 1)
-	defer broker.Close()
-	broker.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest": sarama.NewMockMetadataResponse(t).
-			SetBroker(broker.Addr(), broker.BrokerID()).
-			SetLeader("a", 0, broker.BrokerID()).
-			SetLeader("a", 1, broker.BrokerID()),
-	})
-	conf := sarama.NewConfig()
-	conf.Version = sarama.V2_8_0_0
-	conf.ApiVersionsRequest = false             // the mock broker does not answer it
-	conf.Metadata.AllowAutoTopicCreation = true // sarama's default, unchanged
-	meta, err := newSaramaMetadata([]string{broker.Addr()}, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer meta.close()
-	if !conf.Metadata.AllowAutoTopicCreation {
-		t.Fatal("the group's sarama config must not be changed")
-	}
-	before := len(broker.History())
-	resp, err := meta.fetch([]string{"a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
-		t.Fatalf("answer %+v", resp.Topics)
-	}
-	var reqs []*sarama.MetadataRequest
-	for _, r := range broker.History()[before:] {
-		m, ok := r.Request.(*sarama.MetadataRequest)
-		if !ok {
-			t.Fatalf("unexpected request %T", r.Request)
-		}
-		reqs = append(reqs, m)
-	}
-	if len(reqs) != 1 {
-		t.Fatalf("%d metadata requests for one fetch, want 1", len(reqs))
-	}
-	if !slices.Equal(reqs[0].Topics, []string{"a"}) || reqs[0].AllowAutoTopicCreation {
-		t.Fatalf("request %+v: want topics [a] with AllowAutoTopicCreation false", reqs[0])
-	}
-}
-
-// TestKafkaTopicsCloseFailsARequestInFlight: close releases the client
+// TestKafkaSourceCloseFailsARequestInFlight: close releases the client
 // before waiting for the refresh goroutine, so a broker that does not
 // answer cannot hold Close up.
-func TestKafkaTopicsCloseFailsARequestInFlight(t *testing.T) {
+func TestKafkaSourceCloseFailsARequestInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		unblock := make(chan struct{})
 		calls := 0
@@ -288,16 +240,20 @@ func TestKafkaTopicsCloseFailsARequestInFlight(t *testing.T) {
 			<-unblock // a broker that never answers, until its client closes
 			return nil, sarama.ErrClosedClient
 		}
-		k, err := newKafkaTopics(fetch, []string{"a"}, true, time.Second, slog.New(slog.DiscardHandler), func(error) {})
+		k, err := NewKafka(KafkaDeps{
+			Fetch:   fetch,
+			Release: func() { close(unblock) },
+			Log:     slog.New(slog.DiscardHandler),
+			Report:  func(error) {},
+		}, []string{"a"}, true, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.release = func() { close(unblock) }
 		time.Sleep(time.Second)
 		synctest.Wait() // the second request hangs
 		if calls != 2 {
 			t.Fatalf("%d requests, want the second in flight", calls)
 		}
-		k.close() // returns: synctest reports a deadlock otherwise
+		k.Close() // returns: synctest reports a deadlock otherwise
 	})
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package topics
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ import (
 // and release them (and the other instances, asking other brokers, would
 // not take them over), then claim them again at the next refresh. A topic
 // that really goes, or a real change, is confirmed by the next answer.
-func TestKafkaTopicsOneStaleAnswerKeepsPartitions(t *testing.T) {
+func TestKafkaSourceOneStaleAnswerKeepsPartitions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		fake := &scriptedMetadata{}
 		good := answer(map[string][]int32{"a": {1, 1, 1, 1}}, nil)
@@ -27,14 +27,14 @@ func TestKafkaTopicsOneStaleAnswerKeepsPartitions(t *testing.T) {
 		var mu sync.Mutex
 		var reports []error
 		report := func(err error) { mu.Lock(); reports = append(reports, err); mu.Unlock() }
-		k := newTestKafkaTopics(t, fake, []string{"a"}, false, report)
+		k := newTestKafkaSource(t, fake, []string{"a"}, false, report)
 		refresh := func() {
 			time.Sleep(time.Second)
 			synctest.Wait()
 		}
 		woken := func() bool {
 			select {
-			case <-k.changed():
+			case <-k.Changed():
 				return true
 			default:
 				return false
@@ -42,9 +42,9 @@ func TestKafkaTopicsOneStaleAnswerKeepsPartitions(t *testing.T) {
 		}
 		want := func(what string, n int) {
 			t.Helper()
-			p, err := k.partitions(nil, "a")
+			p, err := k.Partitions("a")
 			if n < 0 {
-				var mt *missingTopicError
+				var mt *MissingTopicError
 				if !errors.As(err, &mt) {
 					t.Fatalf("%s: a = %v, %v; want a missing topic", what, p, err)
 				}

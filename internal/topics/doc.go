@@ -1,0 +1,22 @@
+// Package topics tells a consumer group which partitions its subscribed
+// topics have, and which broker leads each, and wakes the group when that
+// changes.
+//
+// A Source reads them from one of two places, which give the same answer
+// for the same cluster, so instances reading either agree on the
+// assignment:
+//
+//   - ZooKeeperSource, upstream's way: the assignment at
+//     /brokers/topics/<topic> and each partition's leader at
+//     /brokers/topics/<topic>/partitions/<id>/state, both watched, and
+//     /brokers/topics itself while a topic is missing. A change is heard of
+//     at once.
+//   - KafkaSource, for clusters that no longer keep metadata in ZooKeeper:
+//     Kafka's metadata, asked for every refresh interval. A change is heard
+//     of within one interval.
+//
+// Not guaranteed: that the answer is current. A ZooKeeper watch can be
+// lost with its session, and a failed Kafka request keeps the last answer;
+// the group's claims, not this package, keep two instances off one
+// partition.
+package topics
