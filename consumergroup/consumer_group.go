@@ -231,6 +231,9 @@ func (cg *ConsumerGroup) teardown() {
 		cg.fetcher.closeConns()
 		cg.batchFetcher.closeConns()
 	}
+	if s, ok := cg.kafkaOffsets.(*kafkaOffsetStore); ok {
+		s.close() // its commit connection, also when the join failed
+	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()
 	}
