@@ -45,7 +45,7 @@ func (w *partitionWorker) startBatchFeed(from int64) *batchFeed {
 // feedFetch is a feed's fetch of one partition: a busy fetch through busy
 // (answered at once), an idle one through idle (long-polled), keeping every
 // message of the answer.
-func feedFetch(busy, idle *firstFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
+func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
 	return func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		f := busy
 		if !isBusy {
@@ -72,7 +72,7 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 
 // A fetch after one that returned messages goes out with the group's
 // first fetches, answered at once; a fetch after an empty one long-polls,
-// over connections of its own (see firstFetcher.ownConns), so the idle
+// over connections of its own (see roundFetcher.ownConns), so the idle
 // partitions' long polls never hold up a busy partition's next batch.
 // While pump still hands out a batch, the next fetch waits for room in the
 // group's byte budget (see feedBudget). A record batch larger than the

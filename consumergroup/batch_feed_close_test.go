@@ -18,7 +18,7 @@ func TestOwnConnReleasedAtClose(t *testing.T) {
 	defer broker.Close()
 	mockFetchLeader(t, broker)
 	cg := mockFetchGroup(t, broker)
-	f := newFirstFetcher(cg)
+	f := newRoundFetcher(cg)
 	f.longPoll, f.ownConns = true, true
 	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)

@@ -30,8 +30,8 @@ func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
 		"FetchRequest": sarama.NewMockWrapper(res),
 	})
 	cg := mockFetchGroup(t, broker)
-	busy := newFirstFetcher(cg)
-	idle := newFirstFetcher(cg)
+	busy := newRoundFetcher(cg)
+	idle := newRoundFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	defer idle.closeConns()
 

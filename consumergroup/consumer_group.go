@@ -32,10 +32,10 @@ type ConsumerGroup struct {
 	client   sarama.Client
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
-	fetcher  *firstFetcher
+	fetcher  *roundFetcher
 	// batchFetcher long-polls the batch feed's fetches for idle partitions
 	// (see Config.Fetch.Batches).
-	batchFetcher *firstFetcher
+	batchFetcher *roundFetcher
 	// feedBudget bounds the bytes the batch feeds fetch ahead.
 	feedBudget *feedBudget
 	topicSrc   topics.Source // partitions and leaders: ZooKeeper or Kafka

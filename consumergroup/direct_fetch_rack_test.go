@@ -24,7 +24,7 @@ func TestDirectFetchHonoursRackID(t *testing.T) {
 	if !directFetchApplies(cg.config.Config) {
 		return // the feed is not used with RackID: fine
 	}
-	f := newFirstFetcher(cg)
+	f := newRoundFetcher(cg)
 	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -160,8 +160,8 @@ func TestBatchFeedFollowsMovedLeader(t *testing.T) {
 		"FetchRequest":    sarama.NewMockWrapper(movingLeaderFetch(0, 6)),
 	})
 	cg := mockFetchGroup(t, b1)
-	busy := newFirstFetcher(cg)
-	idle := newFirstFetcher(cg)
+	busy := newRoundFetcher(cg)
+	idle := newRoundFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	defer idle.closeConns()
 	fetch := feedFetch(busy, idle, "t", 0)

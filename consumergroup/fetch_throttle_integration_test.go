@@ -60,7 +60,7 @@ func TestIntegrationThrottledFetchOnRealBroker(t *testing.T) {
 	}
 	defer client.Close()
 	cg := &ConsumerGroup{config: &Config{Config: conf}, client: client, log: slog.New(slog.DiscardHandler)}
-	busy := newFirstFetcher(cg)
+	busy := newRoundFetcher(cg)
 	var next int64
 	throttled := 0
 	for i := 0; i < 8 && throttled < 2; i++ {

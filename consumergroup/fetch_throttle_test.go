@@ -30,8 +30,8 @@ func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 		"FetchRequest": sarama.NewMockSequence(throttled, data),
 	})
 	cg := mockFetchGroup(t, broker)
-	busy := newFirstFetcher(cg)
-	idle := newFirstFetcher(cg)
+	busy := newRoundFetcher(cg)
+	idle := newRoundFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	defer idle.closeConns()
 	fetchFrom := feedFetch(busy, idle, "t", 0)

@@ -30,7 +30,7 @@ import (
 // connTo returns the connection to leader the fetcher's rounds use: the
 // client's, or, with ownConns, one of the fetcher's own, opened on first
 // use (nil once closeConns was called). f.mu is held.
-func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
+func (f *roundFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 	if !f.ownConns {
 		return leader
 	}
@@ -60,7 +60,7 @@ func (f *firstFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 // round to that broker. The next round opens a new one. A connection that
 // is not (or no longer) the fetcher's own is left alone: the client's, or
 // one already replaced or closed.
-func (f *firstFetcher) dropConn(id int32, conn *sarama.Broker) {
+func (f *roundFetcher) dropConn(id int32, conn *sarama.Broker) {
 	f.mu.Lock()
 	if f.conns[id] != conn {
 		f.mu.Unlock()
@@ -107,7 +107,7 @@ func (keptRegistry) UnregisterAll() {}
 // at once instead of waiting for a long poll's answer; rounds after it
 // fail (errFetcherClosed) instead of opening new connections. The group's
 // teardown calls it once every feed has stopped.
-func (f *firstFetcher) closeConns() {
+func (f *roundFetcher) closeConns() {
 	if !f.ownConns {
 		return
 	}

@@ -44,7 +44,7 @@ func TestFetcherReopensBrokenOwnConnection(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	mockFetchLeader(t, broker)
 	cg := mockFetchGroup(t, broker)
-	f := newFirstFetcher(cg)
+	f := newRoundFetcher(cg)
 	f.ownConns = true
 	defer f.closeConns()
 	ctx := context.Background()
@@ -69,7 +69,7 @@ func TestFetcherOpensNoConnectionAfterClose(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	mockFetchLeader(t, broker)
-	f := newFirstFetcher(mockFetchGroup(t, broker))
+	f := newRoundFetcher(mockFetchGroup(t, broker))
 	f.ownConns = true
 	ctx := context.Background()
 	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {

@@ -38,7 +38,7 @@ func TestFetcherRoundFollowsLeaderAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldAddr.SetLatency(300 * time.Millisecond) // the first round stays in flight
-	f := newFirstFetcher(cg)
+	f := newRoundFetcher(cg)
 	want := func() *fetchWant {
 		return &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 10, done: make(chan fetchResult, 1)}
 	}

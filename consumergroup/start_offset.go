@@ -1,7 +1,6 @@
 package consumergroup
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -64,19 +63,6 @@ const startReportAfter = 2 * time.Second
 // wait waits d before a retry. It returns false, early, when the worker's
 // context ends (stop, abandon, loss, expiry).
 func (w *partitionWorker) wait(d time.Duration) bool { return sleepCtx(w.ctx, d) }
-
-// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
-// still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.

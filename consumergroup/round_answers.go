@@ -40,7 +40,7 @@ const starvedAlone = 2
 // parsed answers of one round to broker id, except those the response's
 // byte limit starved: those are queued to be fetched again first (see
 // nextRound). f.mu is not held.
-func (f *firstFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
+func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
 	fed := false // another partition of the round got records
 	for i, r := range results {
 		if len(r.msgs) > 0 || r.next > batch[i].offset {
@@ -73,7 +73,7 @@ func (f *firstFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 // nextRound takes the wants of broker id's next round: starved wants first
 // (see takeStarved), otherwise the pending ones (see takeDistinct). f.mu is
 // held.
-func (f *firstFetcher) nextRound(id int32) []*fetchWant {
+func (f *roundFetcher) nextRound(id int32) []*fetchWant {
 	batch, rest := takeStarved(f.starved[id], f.cg.config.Consumer.Fetch.MaxBytes)
 	f.starved[id] = rest
 	if len(batch) > 0 {

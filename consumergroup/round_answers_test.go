@@ -28,7 +28,7 @@ func starvedResponse(fed, empty []int32) *sarama.FetchResponse {
 // starvedFetcher is a fetcher of a mock broker answering its fetch
 // requests with responses, in order (the last one again and again), and
 // leading partitions 0, 1 and 2 of t.
-func starvedFetcher(t *testing.T, responses ...any) (*firstFetcher, *sarama.MockBroker) {
+func starvedFetcher(t *testing.T, responses ...any) (*roundFetcher, *sarama.MockBroker) {
 	broker := sarama.NewMockBroker(t, 1)
 	t.Cleanup(broker.Close)
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{
@@ -37,13 +37,13 @@ func starvedFetcher(t *testing.T, responses ...any) (*firstFetcher, *sarama.Mock
 			SetLeader("t", 0, 1).SetLeader("t", 1, 1).SetLeader("t", 2, 1),
 		"FetchRequest": sarama.NewMockSequence(responses...),
 	})
-	return newFirstFetcher(mockFetchGroup(t, broker)), broker
+	return newRoundFetcher(mockFetchGroup(t, broker)), broker
 }
 
 // runRound queues a want at offset 0 for each of partitions and runs the
 // broker's rounds until every want is answered (the first round holds them
 // all). It returns the answers by partition and the number of rounds.
-func runRound(t *testing.T, f *firstFetcher, broker *sarama.MockBroker, partitions ...int32) (map[int32]fetchResult, int) {
+func runRound(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, partitions ...int32) (map[int32]fetchResult, int) {
 	t.Helper()
 	leader, err := f.cg.client.Leader("t", 0)
 	if err != nil {

@@ -1,7 +1,9 @@
 package consumergroup
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -46,4 +48,17 @@ func (w *partitionWorker) openPartitionConsumer(offset int64) (sarama.PartitionC
 	return untilClosing(w.cg.stopper, func() (sarama.PartitionConsumer, error) {
 		return w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, offset)
 	}, closePartitionConsumer)
+}
+
+// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

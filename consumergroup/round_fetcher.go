@@ -12,7 +12,7 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// firstFetcher fetches partitions' record batches directly from their
+// roundFetcher fetches partitions' record batches directly from their
 // leaders: with Fetch.Batches, every batch the batch feed hands out (see
 // newFetchers); without, the first batch of a newly claimed partition,
 // after which the worker starts sarama's partition consumer at the offset
@@ -27,8 +27,8 @@ import (
 // rebalance that gains 32 partitions costs a couple of round trips, not 32
 // (Kafka answers the requests of one connection in order). Partitions the
 // response's byte limit left without records are fetched again first (see
-// fetch_starved.go).
-type firstFetcher struct {
+// round_answers.go).
+type roundFetcher struct {
 	cg *ConsumerGroup
 	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
 	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
@@ -101,8 +101,8 @@ var errPartialBatch = errors.New("record batch larger than the fetch size")
 // and is fetched again instead (see answer).
 var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
-func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
-	return &firstFetcher{cg: cg, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
+func newRoundFetcher(cg *ConsumerGroup) *roundFetcher {
+	return &roundFetcher{cg: cg, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
 		leaders: make(map[int32]*sarama.Broker)}
 }
 
@@ -111,10 +111,10 @@ func newFirstFetcher(cg *ConsumerGroup) *firstFetcher {
 // the feed's long polls. Both go over connections of their own: a
 // partition read by sarama's partition consumer long-polls on the client's,
 // and would hold up a fetch queued behind it there.
-func newFetchers(cg *ConsumerGroup) (busy, idle *firstFetcher) {
-	busy = newFirstFetcher(cg)
+func newFetchers(cg *ConsumerGroup) (busy, idle *roundFetcher) {
+	busy = newRoundFetcher(cg)
 	busy.ownConns = true
-	idle = newFirstFetcher(cg)
+	idle = newRoundFetcher(cg)
 	idle.longPoll, idle.ownConns = true, true
 	return busy, idle
 }
@@ -127,7 +127,7 @@ func newFetchers(cg *ConsumerGroup) (busy, idle *firstFetcher) {
 // in the response. Errors are the broker's (for
 // example sarama.ErrOffsetOutOfRange); the caller falls back to the
 // partition consumer alone.
-func (f *firstFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
+func (f *roundFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
 	conf := f.cg.config.Config
 	if offset < 0 || !directFetchApplies(conf) {
 		return nil, nil
@@ -149,13 +149,13 @@ func directFetchApplies(conf *sarama.Config) bool {
 // fetchUpTo fetches at offset through the broker's coalesced rounds and
 // keeps at most limit messages; the partition's fetch size is
 // Consumer.Fetch.Default.
-func (f *firstFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
+func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
 	return f.fetchSized(ctx, topic, partition, offset, limit, f.cg.config.Consumer.Fetch.Default)
 }
 
 // fetchSized is fetchUpTo with a fetch size of size bytes for the
 // partition.
-func (f *firstFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	conf := f.cg.config.Config
 	f.cg.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	leader, err := f.cg.client.Leader(topic, partition)
@@ -191,7 +191,7 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 // enqueue queues w for the next round to leader, the partition's leader
 // as the client knows it now, and starts that broker's round loop unless
 // it runs.
-func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
+func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.ownConns && f.closed {
@@ -221,7 +221,7 @@ func (f *firstFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // request after a quiet spell finds broken. A round that fails otherwise
 // (a timeout: the broker may hang), or again, drops its connection (see
 // dropConn), and its wants get the error.
-func (f *firstFetcher) run(id int32) {
+func (f *roundFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
 		batch := f.nextRound(id)
@@ -272,7 +272,7 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 // send sends one fetch request for batch over broker (nil: the fetcher is
 // closed) and returns the response, or the error of the request itself (a
 // broken connection, a broker gone), not the partitions' own errors.
-func (f *firstFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.FetchResponse, error) {
+func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.FetchResponse, error) {
 	if broker == nil {
 		return nil, errFetcherClosed
 	}
@@ -299,7 +299,7 @@ func (f *firstFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 // deliver answers every want of batch, a round to broker id, with its
 // share of resp, or with err, but for those the response's byte limit
 // starved (see answer).
-func (f *firstFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
+func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
 	if err != nil {
 		for _, w := range batch {
 			w.done <- fetchResult{err: err}
