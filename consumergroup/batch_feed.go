@@ -9,8 +9,8 @@ import (
 
 // batchFeed fetches a partition's batches in the background, from one
 // offset on, and passes each on whole: while the worker hands one batch
-// out, the next one is fetched (the channel is unbuffered, so at most one
-// batch waits beside the one being handed out).
+// out, the next one is fetched (unbuffered: at most one batch waits). See
+// docs/batch-feed.md.
 type batchFeed struct {
 	batches chan fetchResult // a batch with messages, or the error that ended the feed
 	cancel  context.CancelFunc
@@ -70,27 +70,12 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 	return f
 }
 
-// A fetch after one that returned messages goes out with the group's
-// first fetches, answered at once; a fetch after an empty one long-polls,
-// over connections of its own (see roundFetcher.ownConns), so the idle
-// partitions' long polls never hold up a busy partition's next batch.
-// While pump still hands out a batch, the next fetch waits for room in the
-// group's byte budget (see feedBudget). A record batch larger than the
-// fetch size is fetched again with the size doubled (see grownFetchSize);
-// the size goes back to Consumer.Fetch.Default once a fetch returns
-// messages. A fetch that fails with an error retrying mends (a moved
-// leader, a broken connection: see feedRetry) is tried again at the same
-// offset, the one after the last batch passed on, after the retry backoff
-// and a metadata refresh; any other error, or too many retries in a row,
-// ends the feed.
-//
-// Every answer's high-water mark, with messages or without (an idle
-// partition's long poll), becomes the worker's mark: lag (the mark minus
-// the committed offset) and a claim's HighWaterMarkOffset then count what
-// the leader holds, as sarama's partition consumer reports it, not only
-// what was handed out. The answers come one after the other, so the newest
-// replaces the mark (a log truncated by an unclean leader election lowers
-// it); a failed fetch, or an answer without a mark (0), leaves it alone.
+// run fetches from next on until ctx ends or an error ends the feed:
+// busy after a batch with messages, long-polled after an empty answer;
+// within the group's byte budget; a batch larger than the fetch size again
+// with the size doubled; errors retrying mends again at the same offset.
+// Every answer's high-water mark becomes the worker's mark. See
+// docs/batch-feed.md, "The feed's loop".
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
 	busy := true

@@ -8,9 +8,9 @@ import (
 )
 
 // deliveryGate lets partition consumers hand messages to the application
-// only while the instance is not fenced off from ZooKeeper. Its state is an
-// immutable value behind an atomic pointer, so the per-message check takes
-// no lock; set, called by the session fence only, swaps it.
+// only while the instance is not fenced off from ZooKeeper. The state sits
+// behind an atomic pointer (no lock per message); only the session fence
+// calls set. See docs/fence.md.
 type deliveryGate struct {
 	mu        sync.Mutex // serialises set and the listeners
 	cur       atomic.Pointer[gateState]
@@ -75,20 +75,12 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 }
 
 // sendIf hands m to the application unless interrupt is closed first,
-// waiting while the gate is paused; m may be handed over only while valid()
-// holds (nil: always). A pause does not end a send that waits for a
-// reader by itself: the caller listens to the gate (see listen) and closes
-// interrupt when it pauses, then calls again, and the call waits for the
-// gate to open.
-//
-// valid is called before the first attempt and again after every pause: a
-// message held back while the instance was fenced off must not go out when
-// the gate opens again if the session that claimed its partition was
-// replaced meanwhile: the claim died with that session, and another
-// instance may own the partition by now. The gate opens as soon as
-// ZooKeeper answers, which may be before the manage loop has stopped the
-// old session's partitions. It reports whether m was delivered and, if
-// not, whether valid failed (invalid) rather than interrupt closing.
+// waiting while the gate is paused; m goes out only while valid() holds
+// (nil: always), checked before the first attempt and after every pause,
+// since the claim may have died with a replaced session. A pause does not
+// end a send waiting for a reader: the caller listens (see listen), closes
+// interrupt, and calls again. It reports whether m was delivered and, if
+// not, whether valid failed (invalid). See docs/fence.md, "The gate".
 func (g *deliveryGate) sendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
 	for {
 		if valid != nil && !valid() {

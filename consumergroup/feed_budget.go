@@ -8,12 +8,10 @@ import (
 )
 
 // feedBudget bounds the bytes the group's batch feeds hold in batches
-// fetched but not handed out yet. Each partition may always hold one batch
-// (a partition that holds nothing fetches without asking, so it can never
-// stall); a partition that holds a batch fetches the next one ahead only
-// while the budget has room for a whole fetch. Held bytes are the keys,
-// values and headers of the batch's messages; the decoded response they
-// alias is about as large.
+// fetched but not handed out yet. A partition holding nothing always
+// fetches (it can never stall); one holding a batch fetches ahead only
+// while the budget has room for a whole fetch. See docs/batch-feed.md,
+// "The feed budget".
 type feedBudget struct {
 	limit int64
 

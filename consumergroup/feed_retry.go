@@ -12,10 +12,8 @@ import (
 
 // feedRetryLimit is how many retries in a row, with nothing fetched in
 // between, a batch feed makes before it ends with the error (the worker
-// then falls back to sarama's partition consumer for the rest of its pass,
-// which retries on its own): a path that stays broken does not keep a feed
-// busy forever. At the default Consumer.Retry.Backoff (2 s) that covers an
-// outage of about 40 s, longer than a broker's restart usually takes.
+// then falls back to sarama's partition consumer). See docs/batch-feed.md,
+// "Retries".
 const feedRetryLimit = 20
 
 // feedRetry is how a batch feed retries a fetch that failed with an error
@@ -62,11 +60,8 @@ func retryBackoff(conf *sarama.Config) func(int) time.Duration {
 // again reports whether the feed fetches again after a fetch that failed
 // with err: err is one retrying mends and fewer than limit retries in a
 // row failed already. It waits the backoff and refreshes the metadata
-// first. It returns false, early, when ctx ends (the feed was stopped:
-// a seek, a pause, a stop): a stop never waits out a backoff, only a
-// metadata refresh under way (as it may wait for the one client.Leader
-// makes for a fetch; sarama coalesces concurrent refreshes). A nil
-// feedRetry never retries.
+// first. It returns false, early, when ctx ends: a stop never waits out a
+// backoff. A nil feedRetry never retries.
 func (r *feedRetry) again(ctx context.Context, err error) bool {
 	if r == nil || !retriableFeedError(err) || r.failed >= r.limit {
 		return false

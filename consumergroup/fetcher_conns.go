@@ -10,22 +10,10 @@ import (
 )
 
 // A fetcher with ownConns sends its rounds over connections of its own, one
-// per broker, opened with the client's config (TLS, SASL, the proxy) on
-// first use. Kafka answers a connection's requests in order, so a request
-// waiting there waits for everything sent before it: the batch feed's
-// long polls get connections of their own (one fetcher), and its busy
-// fetches others (a second fetcher), apart from the client's, where a
-// partition read by sarama's partition consumer long-polls and offsets are
-// committed.
-//
-// sarama's Broker.Close waits for the answer to a request in flight, which
-// a long poll holds for up to Consumer.MaxWaitTime, a hung broker for the
-// read timeout, and for a dial in progress. So the fetcher dials its own
-// connections itself (connDialer) and closeConns cancels its dials and
-// shuts its sockets first: the requests in flight fail at once, and Close
-// leaves no round or connection behind (a dial through a user's proxy
-// dialer, which cannot be cancelled, is abandoned and its socket closed
-// when it comes).
+// per broker: Kafka answers a connection's requests in order, so a long
+// poll would hold up everything behind it. It dials them itself
+// (connDialer) so that closeConns can shut them under a request in flight.
+// See docs/batch-feed.md, "Two fetchers, connections of their own".
 
 // connTo returns the connection to leader the fetcher's rounds use: the
 // client's, or, with ownConns, one of the fetcher's own, opened on first
@@ -88,12 +76,9 @@ func ownConnConfig(conf *sarama.Config, d *connDialer) *sarama.Config {
 	return &c
 }
 
-// keptRegistry is a metrics registry whose metrics are never unregistered.
-// A sarama Broker registers its meters (request rate, bytes in and out,
-// ...) in its config's registry, shared with the client's connections to
-// the same brokers, and unregisters them all when it closes: closing one
-// of the fetcher's own connections would take the client's meters out of
-// the application's registry while the client still updates them.
+// keptRegistry is a metrics registry whose metrics are never unregistered:
+// a sarama Broker unregisters all its meters when it closes, and they are
+// shared with the client's connections, which still update them.
 type keptRegistry struct{ metrics.Registry }
 
 // Unregister keeps the metric.

@@ -1,24 +1,10 @@
 package consumergroup
 
-// inDoubt remembers the fenced commits of one partition whose outcome is
-// unknown: the request went out, and the connection dropped (a leader
-// election, a rolling restart, a network blip) before the reply came back.
-// ZooKeeper may or may not have applied it.
-//
-// Every such commit expected the same version of the offset node (the one
-// the partition holds), so at most one of them can have been applied, and
-// if one was, the node is now at the next version holding its value. When a
-// later commit is refused because the node's version moved, the stored
-// value and version are compared with these writes: a match is our own
-// write succeeding, not someone else's change, so the partition adopts the
-// version and carries on, without a seek and without a conflict report.
-//
-// The value compared was read with the epoch still at our claim's after
-// the read (kazoo reads the epoch after the offset node, see
-// offsetConflict), so nobody claimed the partition and nobody reset it
-// through this library (a reset bumps the epoch) since our claim. Only an
-// unfenced writer setting exactly our value at exactly that version could
-// be mistaken for us, and the outcome is then the same.
+// inDoubt remembers the fenced commits of one partition whose reply was
+// lost: ZooKeeper may or may not have applied them. They all expected the
+// same version, so at most one applied; a later conflict showing one of
+// their values at the next version is our own write. See
+// docs/in-doubt-commits.md.
 //
 // Owned by the partition's commit mutex.
 type inDoubt struct {

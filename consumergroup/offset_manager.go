@@ -328,6 +328,7 @@ func (om *zookeeperOffsetManager) commitZookeeper(o *ownedOffsets, next int64) e
 // commitFenced makes one fenced commit of next. It returns again when a
 // write in doubt turned out to be ours: the version is known now, and what
 // was marked since may still need committing.
+// See docs/in-doubt-commits.md.
 func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (again bool, err error) {
 	m := om.cg.met()
 	sent := time.Now()

@@ -2,35 +2,10 @@ package consumergroup
 
 import "errors"
 
-// Starved partitions.
-//
-// A round's FetchRequest carries Consumer.Fetch.MaxBytes for the whole
-// response. Kafka fills the response partition by partition, in the
-// request's order, and once the limit is used up it answers the remaining
-// partitions with no records at all, however much they hold (a partition
-// whose first record batch is larger than its fetch size comes back empty
-// the same way). Only the first partition with data is sure to get
-// something: at least its first whole record batch. sarama's FetchRequest
-// keeps its partitions in a map, so that order cannot be chosen.
-//
-// Such a starved partition reads like a partition whose next record batch
-// holds no records (compaction keeps a producer's last batch, empty):
-// neither has records below the high-water mark, and sarama's decoder
-// drops an empty batch without a trace (the response's record bytes for the
-// partition are not kept), so the response alone cannot tell them apart.
-// What tells them apart is a round of its own: Kafka gives at least one
-// batch to the first partition with data, so alone, an answer without
-// records is not starvation. A partition that came back without records
-// below its high-water mark while another partition of its round got
-// records is fetched again, before the broker's other wants (nextRound):
-// first with the other starved ones, as many as the response's limit
-// holds at their fetch sizes, and, starved again, in a round of its own.
-// In a round where nobody got records it goes alone at once: an empty
-// batch counts as "data" for Kafka's allowance, so it may have taken it
-// from a partition whose first batch is larger than its fetch size. Empty
-// in a round of its own, it is answered with errNoRecordsBelowMark (the
-// batch feed then falls back to sarama's partition consumer, which steps
-// past an empty batch).
+// Starved partitions: a round's response byte limit can leave a partition
+// without records, which reads like a batch compacted empty; only a round
+// of its own tells them apart. See docs/batch-feed.md, "Starved
+// partitions".
 
 // starvedAlone is how many times a want may come back starved before its
 // next round holds it alone.

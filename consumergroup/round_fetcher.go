@@ -14,20 +14,9 @@ import (
 
 // roundFetcher fetches partitions' record batches directly from their
 // leaders: with Fetch.Batches, every batch the batch feed hands out (see
-// newFetchers); without, the first batch of a newly claimed partition,
-// after which the worker starts sarama's partition consumer at the offset
-// where the batch ends. Either way a gained partition's first fetch goes
-// out at once: sarama's consumer batches new partition subscriptions for
-// 100 ms before its first fetch, which alone would break the handoff
-// promise (a gained partition delivers within 100 ms of the previous
-// owner's release).
-//
-// Requests to one broker are coalesced: while a fetch to a broker is in
-// flight, new partitions queue up and go out together in the next one, so a
-// rebalance that gains 32 partitions costs a couple of round trips, not 32
-// (Kafka answers the requests of one connection in order). Partitions the
-// response's byte limit left without records are fetched again first (see
-// round_answers.go).
+// newFetchers); without, the first batch of a newly claimed partition.
+// A gained partition's first fetch goes out at once, and requests to one
+// broker are coalesced into rounds. See docs/batch-feed.md.
 type roundFetcher struct {
 	cg *ConsumerGroup
 	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
@@ -35,9 +24,7 @@ type roundFetcher struct {
 	// fetches); otherwise the broker answers at once.
 	longPoll bool
 	// ownConns sends the rounds over connections of the fetcher's own, one
-	// per broker, instead of the client's: Kafka answers the requests of a
-	// connection in order, so a long poll there would hold up every other
-	// request (short fetches, offset commits) behind it.
+	// per broker, instead of the client's (see fetcher_conns.go).
 	ownConns bool
 	conns    map[int32]*sarama.Broker // by broker id; with ownConns (see fetcher_conns.go)
 	dialer   *connDialer              // dials conns; with ownConns
@@ -137,10 +124,9 @@ func (f *roundFetcher) fetch(ctx context.Context, topic string, partition int32,
 }
 
 // directFetchApplies reports whether conf allows direct fetches: record
-// batches (Kafka 0.11 or later) read uncommitted, from the leader. With a
-// RackID, sarama's partition consumer sends it and follows the leader's
-// preferred read replica (a replica in the consumer's rack), which direct
-// fetches, always to the leader, would not.
+// batches (Kafka 0.11 or later) read uncommitted, from the leader, without
+// a RackID (sarama follows the preferred read replica; direct fetches
+// would not). See docs/batch-feed.md, "Where batches come from".
 func directFetchApplies(conf *sarama.Config) bool {
 	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted &&
 		conf.RackID == ""
@@ -212,15 +198,11 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 }
 
 // run sends the queued wants of broker id, one request per round, until
-// none are left (see nextRound: starved wants first; with the batch feed,
-// a round answered at once asks for no more than half the response limit).
-// Each round goes to the broker last named leader under id (see leaders).
-// A round that finds one of the fetcher's own connections closed is sent
-// once more, at once, over a new one: a broker closes a connection idle
-// for connections.max.idle.ms (10 minutes by default), which the first
-// request after a quiet spell finds broken. A round that fails otherwise
-// (a timeout: the broker may hang), or again, drops its connection (see
-// dropConn), and its wants get the error.
+// none are left (see nextRound), each to the broker last named leader under
+// id. A round that finds an own connection closed is sent once more over a
+// new one; a round that fails otherwise, or again, drops its connection,
+// and its wants get the error. See docs/batch-feed.md, "Broken
+// connections".
 func (f *roundFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
@@ -323,11 +305,9 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at
-// most w.limit of them: the caller holds them until they are handed out,
-// and the partition consumer starts after the last one, so nothing is
-// skipped. A whole first batch (up to Consumer.Fetch.Default bytes, tens of
-// thousands of small messages) would all be turned into messages only to
-// be dropped; the kept ones alias the response buffer, as sarama's do.
+// most w.limit of them: the partition consumer starts after the last one,
+// so nothing is skipped, and nothing past the limit is decoded. The kept
+// ones alias the response buffer, as sarama's do.
 func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.ConsumerMessage, error) {
 	r := parseRecords(block, w)
 	if errors.Is(r.err, errLegacyMessageSet) {

@@ -9,67 +9,9 @@ import (
 
 // sessionFence pauses delivery before this instance's ZooKeeper session can
 // expire, that is before another instance can claim its partitions, and
-// tells the manage loop when an expired session was replaced.
-//
-// Only the leader of the ensemble expires sessions, and it can only be
-// trusted as far as its own answers go: a follower cut off from the leader
-// keeps answering reads for a while, and the client notices a silent
-// connection late (go-zookeeper after 2/3 of the timeout) and an expiry only
-// when it reconnects. So the fence probes with kazoo.ConfirmSession, which
-// only an answer the leader stands behind completes; one probe is in flight
-// at a time, started every interval (a tenth of the timeout, at most a
-// quarter of the budget). lastOK is the time the last answered probe was
-// sent, and a timer armed at lastOK + budget pauses delivery, whether or not
-// a probe is due then; budget is Session.SelfFenceFraction of the timeout
-// the server granted (kazoo.SessionTimeout), read again at every
-// (re)connection. An answer that moves lastOK past the present opens the
-// gate again.
-//
-// # Budget
-//
-// The leader expires a session at the first expiry-bucket boundary (buckets
-// are tickTime wide) after the last time it touched it plus the timeout T,
-// so never before that time + T. It touches the session when it sees a
-// request of the session itself, or (re)connects it; for a client of a
-// follower, when the follower reports the session's requests in its reply
-// to one of the leader's pings, sent every tickTime/2. The follower forwards
-// a probe to the leader on the link that carries its ping replies, so when
-// the leader answers the probe it has processed every reply sent before:
-// the last one answers a ping that reached the follower at most tickTime/2
-// before the probe did, and covers every request of ours the follower had
-// received by then. So the leader has touched the session no earlier than
-// the send time of any probe answered at least tickTime/2 before the new
-// probe was sent. The server's default minSessionTimeout is 2 ticks, so a
-// granted T is at least 2 x tickTime, and tickTime/2 <= T/4 (the lag).
-// Network delays come out of the margin below.
-//
-// The fence keeps proven, the send time of the latest probe the leader is
-// thus known to have seen (or the moment of a connection, which the leader
-// itself grants), and moves lastOK only up to proven + lag + interval:
-// while probes answer every interval this is the send time of the last
-// answered probe, and after a gap in the answers delivery resumes only once
-// they have flowed for about a lag. Hence the earliest expiry is
-//
-//	lastOK + T - T/4 - interval >= lastOK + 0.65 T     (interval <= T/10)
-//
-// while the pause lands at lastOK + SelfFenceFraction x T; Validate caps the
-// fraction at maxSelfFenceFraction (0.6), which leaves at least 0.05 T for
-// the timer, network jitter and the hand-over already in progress. A client
-// of the leader or of a standalone server is touched directly, its earliest
-// expiry is lastOK + T. The guarantee assumes that this process is not
-// paused (GC, a VM descheduled) for longer than what is left of the budget:
-// a paused process cannot pause its own delivery.
-//
-// Worst case for a client of a follower while probes answer every
-// interval, counted from the send time of the last answered probe: the
-// pause, the earliest expiry (T - tickTime/2 - interval), and the slack.
-// After a gap in the answers the slack is never below (0.65 - fraction) T.
-//
-//	T    tickTime  interval  fraction 0.5           fraction 0.6 (maximum)
-//	4 s  500 ms    400 ms    2.0 s < 3.35 s (1.35)  2.4 s < 3.35 s (0.95)
-//	4 s  2000 ms   400 ms    2.0 s < 2.6 s  (0.6)   2.4 s < 2.6 s  (0.2)
-//	6 s  500 ms    600 ms    3.0 s < 5.15 s (2.15)  3.6 s < 5.15 s (1.55)
-//	6 s  2000 ms   600 ms    3.0 s < 4.4 s  (1.4)   3.6 s < 4.4 s  (0.8)
+// tells the manage loop when an expired session was replaced. It trusts
+// only probes the ZooKeeper leader answers, and pauses on a timer at
+// lastOK + budget (a fraction of the granted timeout). See docs/fence.md.
 type sessionFence struct {
 	fraction float64                                 // Session.SelfFenceFraction
 	confirm  func() error                            // kazoo.ConfirmSession
@@ -108,9 +50,7 @@ func (f *sessionFence) limits() fenceLimits {
 	budget := time.Duration(float64(t) * f.fraction)
 	return fenceLimits{
 		budget: budget,
-		// Answers normally come one interval apart, so the interval must be
-		// well below the budget or a small fraction would pause at every
-		// probe.
+		// Well below the budget, or a small fraction pauses at every probe.
 		interval: max(min(t/10, budget/4), 10*time.Millisecond),
 		lag:      t / 4,
 	}
@@ -123,7 +63,7 @@ type probeResult struct {
 }
 
 // leaderView tracks how recent a request of ours the leader must have seen
-// (see sessionFence).
+// (see docs/fence.md, "The budget proof").
 type leaderView struct {
 	proven  time.Time     // the leader has seen a request sent no earlier
 	pending []probeResult // answered probes not yet proven seen
@@ -235,9 +175,8 @@ func (f *sessionFence) run() {
 			if sess.Status != kazoo.SessionConnected {
 				continue
 			}
-			// Connected, or reconnected: the server may grant another
-			// timeout, and the leader has just vouched for the session
-			// (created or revalidated it).
+			// The server may grant another timeout; the leader has just
+			// vouched for the session.
 			lim = f.limits()
 			tick.Reset(lim.interval)
 			view.saw(sess.Since)

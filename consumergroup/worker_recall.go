@@ -1,36 +1,10 @@
 package consumergroup
 
-// A claim's own channel (a handler's claim) is buffered, as sarama's claims
-// are (Config.ChannelBufferSize, at most maxClaimBuffer): the worker hands
-// messages to the buffer, and the handler reads them at its pace. A message
-// in the buffer is not handed over yet. Whenever the handler must not read
-// what the buffer holds, the worker takes it back (recall) before it acts:
-//   - the claim may no longer be ours (loss, abandon, expiry), or the
-//     position moved (a seek): the buffer is emptied and nothing in it
-//     counts;
-//   - the instance is fenced off from ZooKeeper (a pause event, raised by
-//     the delivery gate, which the worker listens to while it consumes and
-//     drains): the buffer is emptied, and the partition restarts at its
-//     marked position once the gate opens (see recallOnPause);
-//   - a drain gave up waiting for marks (Offsets.ProcessingTimeout): the
-//     claim is released next.
-//
-// A clean stop takes nothing back: the channel closes, the handler reads
-// what the buffer holds, and the drain waits for those marks, as under
-// sarama, unless the handler's ConsumeClaim returns first: nobody reads
-// the rest then, so it is taken back (see recallUnread). Messages() is
-// unbuffered, so there is never anything to recall.
-//
-// The handler may read from the buffer while the worker empties it, so
-// what the handler got need not be a prefix of what was in the buffer (it
-// may get offset 3 while the worker takes 2 back, and mark it). Commits
-// hold back while the buffer is emptied (see beginRecall), and the position
-// is then capped at the lowest offset taken back (or, on a pause, restarts
-// at the marked position below it), so no commit passes a message the
-// handler never got: also after a loss, an abandon or an expiry, since the
-// partition stays tracked, and the commit loop may commit it, until the
-// release. The handler processes messages in the order it got them, so a
-// mark of 3 never means that 2, which it did not get, was processed.
+// A claim's channel is buffered; whenever the handler must not read what
+// the buffer holds (a possible loss, a seek, a pause, a drain timeout, a
+// handler gone), the worker takes it back first, with commits held back
+// and capped below the lowest offset taken back. A clean stop takes
+// nothing back. See docs/recall.md.
 
 // recall takes back every message the output's buffer holds and returns
 // how many it took and the lowest offset among them. Only the worker sends
@@ -131,14 +105,10 @@ func (w *partitionWorker) restartAfterTakeBack(owned *ownedOffsets, start int64)
 }
 
 // takeBackOutsidePump empties the output's buffer when the gate pauses
-// while no pump runs: the worker may be elsewhere for long (sarama's
-// partition consumer opens without a context, with 30 s timeouts; a
-// cool-down; a start commit that ZooKeeper does not answer), and the
-// handler must not read the buffer after the pause. Commits stay capped
-// below the lowest offset taken back, and the next pump restarts at the
-// marked offset below it (see consume). It runs in the gate's goroutine
-// (or the worker's, after pump), so it must not block: commitMu, which a
-// hanging commit holds, is not taken.
+// while no pump runs (the worker may be elsewhere for long); the next pump
+// restarts below the lowest offset taken back. It runs in the gate's
+// goroutine, so it must not block: commitMu is not taken. See
+// docs/recall.md, "The take-back outside pump".
 func (w *partitionWorker) takeBackOutsidePump(owned *ownedOffsets) {
 	if w.out == nil || cap(w.out) == 0 || !w.handing.TryLock() {
 		return // nothing to take back, or pump takes the pause event itself
@@ -200,8 +170,6 @@ func isClosed(c <-chan struct{}) bool {
 	}
 }
 
-// maxClaimBuffer caps a claim's buffer. A claim that ends cleanly lets its
-// handler process what the buffer holds before the partition moves, so the
-// cap bounds that time; beyond a few dozen messages a larger buffer no
-// longer speeds up delivery.
+// maxClaimBuffer caps a claim's buffer: it bounds how long a clean stop
+// waits for the handler to finish the buffer (see docs/recall.md).
 const maxClaimBuffer = 64

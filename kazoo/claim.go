@@ -337,10 +337,8 @@ func (cgi *ConsumergroupInstance) RewindOffsetFenced(c *PartitionClaim, offset i
 // offsetConflict reads what the offset node holds after a fenced write
 // found it at another version, and returns it as an *OffsetConflictError,
 // or an error wrapping ErrClaimLost if the epoch moved by then. The epoch
-// is read after the offset node: a reset changes both in one transaction,
-// so an epoch still at the claim's proves the value read is no reset's. (A
-// reset between the refused write and the read would otherwise show as a
-// conflict with the reset's value, for a write of ours in doubt too.)
+// is read after the offset node, so the value read is no reset's. See
+// docs/in-doubt-commits.md.
 func (cgi *ConsumergroupInstance) offsetConflict(c *PartitionClaim, epoch string) error {
 	if err := cgi.cg.hook(stepConflictRead); err != nil {
 		return err
