@@ -164,7 +164,7 @@ func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 			other := om.adopt(topicPartition{"t", 1}, nil, 7, -1, nil)
 			for _, o := range []*ownedOffsets{idle, other} {
 				o.commitMu.Lock()
-				err := om.commitKafka(o, o.tracker.committedOffset(), true)
+				err := om.commitKafka(o, o.tracker.CommittedOffset(), true)
 				o.commitMu.Unlock()
 				if err != nil {
 					t.Fatal(err)
@@ -192,7 +192,7 @@ func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 				t.Errorf("%d reads of Kafka in one round, want 1", store.reads-reads)
 			}
 			idle.commitMu.Lock()
-			err := om.commitKafka(idle, idle.tracker.committedOffset(), false)
+			err := om.commitKafka(idle, idle.tracker.CommittedOffset(), false)
 			idle.commitMu.Unlock()
 			if err != nil {
 				t.Fatal(err)

@@ -47,7 +47,7 @@ func TestFinalCommitDoesNotWaitForKafkaRead(t *testing.T) {
 	b := om.adopt(topicPartition{"t", 1}, nil, 7, -1, nil)
 	for _, o := range []*ownedOffsets{a, b} {
 		o.commitMu.Lock()
-		err := om.commitKafka(o, o.tracker.committedOffset(), true)
+		err := om.commitKafka(o, o.tracker.CommittedOffset(), true)
 		o.commitMu.Unlock()
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -61,20 +62,20 @@ func NewZookeeperOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) O
 // ownedOffsets is the offset state of one partition this instance consumes.
 type ownedOffsets struct {
 	tp      topicPartition
-	tracker *offsetTracker
+	tracker *offsets.Tracker
 	claim   *kazoo.PartitionClaim // nil: unfenced (InitializePartition)
 	worker  *partitionWorker      // nil: no worker to seek or stop
 
-	commitMu sync.Mutex // serialises commits and restarts of this partition
-	version  int32      // version of the offset node we last read or wrote; -1: none
-	inDoubt  inDoubt    // commits whose reply was lost; guarded by commitMu
+	commitMu sync.Mutex      // serialises commits and restarts of this partition
+	version  int32           // version of the offset node we last read or wrote; -1: none
+	inDoubt  offsets.InDoubt // commits whose reply was lost; guarded by commitMu
 
 	// maxOffered is the highest offset offered to the application from the
 	// current position (-1: none yet); a mark above it cannot be genuine (it
 	// comes from before a seek) and is ignored. Not enforced without a worker.
 	maxOffered atomic.Int64
-	redelivery redelivery  // after a backward seek: marks must name the redelivered message
-	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	redelivery offsets.Redelivery // after a backward seek: marks must name the redelivered message
+	seeking    atomic.Bool        // a restart is pending: ignore marks, do not commit
 	// recalls counts the starts and ends of recalls: odd while the worker
 	// takes back its buffer (do not commit). A commit reads it before and
 	// after the position, and commits only if no recall ran in between.
@@ -106,7 +107,7 @@ func (o *ownedOffsets) mark(m *sarama.ConsumerMessage, offset int64) bool {
 	if o.worker != nil && offset > o.maxOffered.Load() {
 		return false
 	}
-	if !o.redelivery.allows(m, offset) {
+	if !o.redelivery.Allows(m, offset) {
 		return false
 	}
 	return o.tracker.MarkOffsetAt(offset, gen)
@@ -140,7 +141,7 @@ func (o *ownedOffsets) restartWith(move func() int64) int64 {
 	defer o.commitMu.Unlock()
 	far := o.maxOffered.Load()
 	to := move()
-	o.redelivery.seek(to, far)
+	o.redelivery.Restart(to, far)
 	o.maxOffered.Store(-1)
 	return to
 }
@@ -168,9 +169,10 @@ func (o *ownedOffsets) pendingOutsideRecall() (next int64, dirty, ok bool) {
 // restartAtMark restarts the partition at its marked position, but not
 // above below, the lowest offset taken back from the buffer (negative:
 // none): every message delivered and not marked yet is delivered again,
-// and marks of messages delivered before are refused (see redelivery).
-// Nothing stored moves. It returns the position, where the worker fetches
-// from next. Called by the worker between beginRecall and endRecall.
+// and marks of messages delivered before are refused (see
+// offsets.Redelivery). Nothing stored moves. It returns the position,
+// where the worker fetches from next. Called by the worker between
+// beginRecall and endRecall.
 func (o *ownedOffsets) restartAtMark(below int64) int64 {
 	return o.restartWith(func() int64 { return o.tracker.RestartAtMark(below) })
 }
@@ -215,7 +217,7 @@ func newZookeeperOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) *
 // version (-1, -1: no node). c and w are nil for a partition started through
 // InitializePartition: unfenced commits, nobody to seek or stop.
 func (om *zookeeperOffsetManager) adopt(tp topicPartition, c *kazoo.PartitionClaim, next int64, version int32, w *partitionWorker) *ownedOffsets {
-	o := &ownedOffsets{tp: tp, tracker: newOffsetTracker(next), claim: c, worker: w, version: version}
+	o := &ownedOffsets{tp: tp, tracker: offsets.NewTracker(next), claim: c, worker: w, version: version}
 	o.maxOffered.Store(-1)
 	o.kafka.next.Store(-1)
 	om.mu.Lock()
@@ -288,7 +290,7 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	if !storage.usesZookeeper() {
 		if !dirty {
 			// Written again only when kafkaRefresh has passed.
-			return om.commitKafka(o, o.tracker.committedOffset(), false)
+			return om.commitKafka(o, o.tracker.CommittedOffset(), false)
 		}
 		return om.commitKafka(o, next, true)
 	}
@@ -299,7 +301,7 @@ func (om *zookeeperOffsetManager) commit(o *ownedOffsets) error {
 	}
 	if storage == OffsetStorageDual {
 		// Kafka follows what ZooKeeper holds, catching up after a failure.
-		return om.commitKafka(o, o.tracker.committedOffset(), false)
+		return om.commitKafka(o, o.tracker.CommittedOffset(), false)
 	}
 	return nil
 }
@@ -344,7 +346,7 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 			}
 		}
 		o.version = version
-		o.inDoubt.clear()
+		o.inDoubt.Clear()
 		o.tracker.Committed(next)
 		if om.config.VerboseLogging {
 			om.cg.log.Debug("committed", "topic", o.tp.Topic, "partition", o.tp.Partition, "next", next)
@@ -357,18 +359,18 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		}
 		return false, newPartitionError(o.tp.Topic, o.tp.Partition,
 			fmt.Errorf("commit of offset %d refused, partition lost to another claim: %w", next, err))
-	case errors.As(err, &conflict) && o.inDoubt.ours(conflict.Stored, conflict.Version):
+	case errors.As(err, &conflict) && o.inDoubt.Ours(conflict.Stored, conflict.Version):
 		// An earlier commit whose reply was lost was applied after all.
 		om.cg.log.Debug("a commit whose reply was lost was applied", "topic", o.tp.Topic,
 			"partition", o.tp.Partition, "next", conflict.Stored, "version", conflict.Version)
 		o.version = conflict.Version
-		o.inDoubt.clear()
+		o.inDoubt.Clear()
 		o.tracker.Committed(conflict.Stored)
 		return true, nil
 	case errors.As(err, &conflict):
 		m.conflicts.Inc(1)
 		o.version = conflict.Version
-		o.inDoubt.clear()
+		o.inDoubt.Clear()
 		report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
 		if o.worker != nil {
 			o.seeking.Store(true)
@@ -382,7 +384,7 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		return false, report
 	default:
 		// No answer: the write may or may not have been applied.
-		o.inDoubt.add(next, o.version)
+		o.inDoubt.Add(next, o.version)
 		return false, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("commit offset %d: %w", next, err))
 	}
 }
@@ -421,16 +423,16 @@ func (om *zookeeperOffsetManager) rewindAsReset(o *ownedOffsets, next int64) (ap
 				return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d refused, partition lost to another claim: %w", next, err))
 			}
 			return true, nil
-		case errors.As(err, &conflict) && o.inDoubt.ours(conflict.Stored, conflict.Version):
+		case errors.As(err, &conflict) && o.inDoubt.Ours(conflict.Stored, conflict.Version):
 			// A commit of ours whose reply was lost was applied after all.
 			o.version = conflict.Version
-			o.inDoubt.clear()
+			o.inDoubt.Clear()
 			o.tracker.Committed(conflict.Stored)
 			continue
 		case errors.As(err, &conflict):
 			// Changed underneath: adopt what is stored, as a commit does.
 			o.version = conflict.Version
-			o.inDoubt.clear()
+			o.inDoubt.Clear()
 			report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
 			if o.worker != nil {
 				o.seeking.Store(true)

@@ -169,10 +169,3 @@ func (k *kafkaState) due(target int64, now time.Time) bool {
 	}
 	return k.next.Load() != target || now.UnixNano()-k.at.Load() >= int64(kafkaRefresh)
 }
-
-// committedOffset returns the next offset last committed (negative: none).
-func (t *offsetTracker) committedOffset() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.committed
-}

@@ -1082,7 +1082,7 @@ func (om *zookeeperOffsetManager) hasWork(o *ownedOffsets) bool {
 	if _, dirty := o.tracker.Pending(); dirty {
 		return true
 	}
-	return om.storage.usesKafka() && om.kafkaDue(o, o.tracker.committedOffset(), time.Now(), true)
+	return om.storage.usesKafka() && om.kafkaDue(o, o.tracker.CommittedOffset(), time.Now(), true)
 }
 
 // kafkaCommitError is a commit request to Kafka that failed (as opposed

@@ -29,7 +29,7 @@ func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
 	o.beginRecall()
 	o.mark(nil, 3)
 
-	mu := &o.tracker.mu
+	mu := o.tracker.TestLocker()
 	mu.Lock()
 	committed := make(chan struct{})
 	go func() {

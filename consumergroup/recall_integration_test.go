@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -47,7 +48,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	w.cg, w.tp = cg, topicPartition{"t", 0}
 	w.out = make(chan *sarama.ConsumerMessage, capacity)
 	owned := &ownedOffsets{
-		tp: w.tp, tracker: newOffsetTracker(0), worker: w, version: -1,
+		tp: w.tp, tracker: offsets.NewTracker(0), worker: w, version: -1,
 		claim: &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()},
 	}
 	owned.maxOffered.Store(-1)
@@ -149,7 +150,7 @@ func TestIntegrationCleanStopKeepsTheBuffer(t *testing.T) {
 	if n := len(f.out); n != 3 {
 		t.Fatalf("buffer holds %d messages after a clean stop, want all 3 for the handler", n)
 	}
-	if d := f.owned.tracker.delivered.Load(); d != 2 {
+	if d := f.owned.tracker.LastDelivered(); d != 2 {
 		t.Errorf("delivered up to %d, want 2: the drain must wait for the buffered messages' marks", d)
 	}
 }
@@ -211,7 +212,7 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 	if r := await(t, res); !r.ended || r.e != eventStop {
 		t.Fatalf("pump = %+v, want to end with the stop only", r)
 	}
-	if d := f.owned.tracker.delivered.Load(); d != 1 {
+	if d := f.owned.tracker.LastDelivered(); d != 1 {
 		t.Errorf("delivered up to %d, want 1", d)
 	}
 }

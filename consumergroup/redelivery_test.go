@@ -11,7 +11,7 @@ import (
 func deliverTo(o *ownedOffsets, offset int64) *sarama.ConsumerMessage {
 	m := &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: offset}
 	o.offer(m.Offset)
-	o.redelivery.offered(m)
+	o.redelivery.Offered(m)
 	o.delivered(m.Offset)
 	return m
 }
@@ -60,7 +60,7 @@ func TestLateMarkAfterBackwardSeekRefused(t *testing.T) {
 	if !o.mark(nil, 10) {
 		t.Fatal("offset-only mark above the window refused")
 	}
-	if o.redelivery.open.Load() {
+	if o.redelivery.Open() {
 		t.Fatal("window still open after marks passed it")
 	}
 }
@@ -74,7 +74,7 @@ func TestForwardSeekOpensNoWindow(t *testing.T) {
 		deliverTo(o, off)
 	}
 	o.restart(20)
-	if o.redelivery.open.Load() {
+	if o.redelivery.Open() {
 		t.Fatal("a forward seek opened a redelivery window")
 	}
 	deliverTo(o, 20)

@@ -72,7 +72,7 @@ func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
 
 // A commit whose reply was lost (in doubt) and that was applied
 // leaves the offset node one version on, holding our value; the next
-// commit recognises it (inDoubt.ours) and carries on with no seek and no
+// commit recognises it (InDoubt.Ours) and carries on with no seek and no
 // report. The rewind must do the same: its SetData at the old version is
 // refused, and that is our own write, not an *OffsetConflictError to seek
 // to.
@@ -106,12 +106,12 @@ func TestIntegrationRewindAfterOurCommitInDoubt(t *testing.T) {
 	if _, err := inst.CommitOffsetFenced(pc, 110, version); err != nil {
 		t.Fatal(err)
 	}
-	o.inDoubt.add(110, version)
+	o.inDoubt.Add(110, version)
 
 	applies, rerr := om.rewindAsReset(o, 0)
 	if !applies || rerr != nil || o.seeking.Load() {
 		t.Errorf("rewindAsReset = %v, %v (seek pending %v) after our own applied commit in doubt; want it recognised "+
-			"as ours (as a commit does with inDoubt.ours) and the rewind made", applies, rerr, o.seeking.Load())
+			"as ours (as a commit does with InDoubt.Ours) and the rewind made", applies, rerr, o.seeking.Load())
 	}
 	if stored, err := kg.FetchOffset(topic, 0); err != nil || stored != 0 {
 		t.Errorf("stored offset %d (%v) after the rewind, want 0", stored, err)

@@ -412,7 +412,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			continue
 		}
 		owned.offer(m.Offset)
-		owned.redelivery.offered(m)
+		owned.redelivery.Offered(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
 		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)

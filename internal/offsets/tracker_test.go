@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func checkPending(t *testing.T, tr *offsetTracker, wantNext int64, wantDirty bool) {
+func checkPending(t *testing.T, tr *Tracker, wantNext int64, wantDirty bool) {
 	t.Helper()
 	next, dirty := tr.Pending()
 	if next != wantNext || dirty != wantDirty {
@@ -18,8 +18,8 @@ func checkPending(t *testing.T, tr *offsetTracker, wantNext int64, wantDirty boo
 	}
 }
 
-func TestOffsetTrackerMarkAndCommit(t *testing.T) {
-	tr := newOffsetTracker(100) // stored next offset 100
+func TestTrackerMarkAndCommit(t *testing.T) {
+	tr := NewTracker(100) // stored next offset 100
 	checkPending(t, tr, 100, false)
 
 	if !tr.MarkOffset(100) {
@@ -54,8 +54,8 @@ func TestOffsetTrackerMarkAndCommit(t *testing.T) {
 	checkPending(t, tr, 111, false)
 }
 
-func TestOffsetTrackerNothingStored(t *testing.T) {
-	tr := newOffsetTracker(-1) // no stored offset
+func TestTrackerNothingStored(t *testing.T) {
+	tr := NewTracker(-1) // no stored offset
 	checkPending(t, tr, -1, false)
 	if tr.MarkOffset(-1) {
 		t.Fatal("negative offsets are invalid")
@@ -68,8 +68,8 @@ func TestOffsetTrackerNothingStored(t *testing.T) {
 	checkPending(t, tr, 1, false)
 }
 
-func TestOffsetTrackerReset(t *testing.T) {
-	tr := newOffsetTracker(10)
+func TestTrackerReset(t *testing.T) {
+	tr := NewTracker(10)
 	tr.MarkOffset(19)
 	checkPending(t, tr, 20, true)
 
@@ -96,8 +96,8 @@ func TestOffsetTrackerReset(t *testing.T) {
 	checkPending(t, tr, 52, false)
 }
 
-func TestOffsetTrackerConcurrentMarks(t *testing.T) {
-	tr := newOffsetTracker(0)
+func TestTrackerConcurrentMarks(t *testing.T) {
+	tr := NewTracker(0)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Go(func() {
@@ -115,9 +115,9 @@ func TestOffsetTrackerConcurrentMarks(t *testing.T) {
 	}
 }
 
-func TestOffsetTrackerDrainImmediate(t *testing.T) {
+func TestTrackerDrainImmediate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(7)
+		tr := NewTracker(7)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		start := time.Now()
@@ -139,9 +139,9 @@ func TestOffsetTrackerDrainImmediate(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainWaitsForLastMark(t *testing.T) {
+func TestTrackerDrainWaitsForLastMark(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		for off := int64(0); off <= 9; off++ {
 			tr.Delivered(off)
 		}
@@ -180,11 +180,11 @@ func TestOffsetTrackerDrainWaitsForLastMark(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainMarkPastLast(t *testing.T) {
+func TestTrackerDrainMarkPastLast(t *testing.T) {
 	// Upstream waited for an exact offset and missed marks that jumped past
 	// it; any mark at or beyond the last delivered offset must end the wait.
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.Delivered(3)
 		done := make(chan error, 1)
 		go func() { done <- tr.Drain(t.Context()) }()
@@ -196,9 +196,9 @@ func TestOffsetTrackerDrainMarkPastLast(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainTimeout(t *testing.T) {
+func TestTrackerDrainTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(100)
+		tr := NewTracker(100)
 		tr.Delivered(100)
 		tr.Delivered(101)
 		tr.Delivered(102)
@@ -222,9 +222,9 @@ func TestOffsetTrackerDrainTimeout(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainCancelWithCause(t *testing.T) {
+func TestTrackerDrainCancelWithCause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.Delivered(0)
 		cause := errors.New("session expired")
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -239,9 +239,9 @@ func TestOffsetTrackerDrainCancelWithCause(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainEndsOnReset(t *testing.T) {
+func TestTrackerDrainEndsOnReset(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.Delivered(5)
 		done := make(chan error, 1)
 		go func() { done <- tr.Drain(t.Context()) }()
@@ -259,9 +259,9 @@ func TestOffsetTrackerDrainEndsOnReset(t *testing.T) {
 	})
 }
 
-func TestOffsetTrackerDrainManyWaiters(t *testing.T) {
+func TestTrackerDrainManyWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.Delivered(0)
 		errs := make(chan error, 3)
 		for range 3 {
@@ -279,8 +279,8 @@ func TestOffsetTrackerDrainManyWaiters(t *testing.T) {
 
 // A position set by ResetUncommitted is pending until committed, even with
 // nothing marked; marks move it forward only; a commit clears it.
-func TestOffsetTrackerResetUncommitted(t *testing.T) {
-	tr := newOffsetTracker(-1) // nothing stored
+func TestTrackerResetUncommitted(t *testing.T) {
+	tr := NewTracker(-1) // nothing stored
 	checkPending(t, tr, -1, false)
 	tr.ResetUncommitted(40) // the start resolved from Offsets.Initial
 	checkPending(t, tr, 40, true)
@@ -296,7 +296,7 @@ func TestOffsetTrackerResetUncommitted(t *testing.T) {
 	checkPending(t, tr, 41, true)
 
 	// A mark before the start was committed is committed instead of it.
-	tr = newOffsetTracker(-1)
+	tr = NewTracker(-1)
 	tr.ResetUncommitted(7)
 	tr.MarkOffset(9)
 	checkPending(t, tr, 10, true)
@@ -305,14 +305,14 @@ func TestOffsetTrackerResetUncommitted(t *testing.T) {
 
 	// A reset below the stored offset (the stored one was out of range) is
 	// still pending: it must overwrite the stored offset.
-	tr = newOffsetTracker(1000)
+	tr = NewTracker(1000)
 	tr.ResetUncommitted(5)
 	checkPending(t, tr, 5, true)
 	tr.Committed(5)
 	checkPending(t, tr, 5, false)
 
 	// Marks judged before the reset are refused.
-	tr = newOffsetTracker(3)
+	tr = NewTracker(3)
 	gen := tr.Generation()
 	tr.ResetUncommitted(0)
 	if tr.MarkOffsetAt(5, gen) {
@@ -324,8 +324,8 @@ func TestOffsetTrackerResetUncommitted(t *testing.T) {
 // RestartAtMark never restarts above the lowest offset the application
 // never got: a mark above it (the application got 3 while 2 was taken
 // back) cannot mean 2 was processed. It starts a new generation.
-func TestOffsetTrackerRestartAtMarkCeiling(t *testing.T) {
-	tr := newOffsetTracker(0)
+func TestTrackerRestartAtMarkCeiling(t *testing.T) {
+	tr := NewTracker(0)
 	tr.Delivered(3)
 	gen := tr.Generation()
 	if !tr.MarkOffset(3) {
@@ -347,8 +347,8 @@ func TestOffsetTrackerRestartAtMarkCeiling(t *testing.T) {
 
 // SetCeiling caps what is committed, and a drain ends once the position
 // reaches it, although a higher delivered offset was never marked.
-func TestOffsetTrackerCeiling(t *testing.T) {
-	tr := newOffsetTracker(0)
+func TestTrackerCeiling(t *testing.T) {
+	tr := NewTracker(0)
 	tr.Delivered(9)
 	tr.MarkOffset(6)
 	tr.SetCeiling(4)

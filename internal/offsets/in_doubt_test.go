@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import "testing"
 
@@ -27,15 +27,15 @@ func TestInDoubt(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var d inDoubt
+			var d InDoubt
 			for _, w := range c.writes {
-				d.add(w.offset, w.expected)
+				d.Add(w.offset, w.expected)
 			}
-			if got := d.ours(c.stored, c.version); got != c.ours {
-				t.Fatalf("ours(%d, %d) = %v, want %v", c.stored, c.version, got, c.ours)
+			if got := d.Ours(c.stored, c.version); got != c.ours {
+				t.Fatalf("Ours(%d, %d) = %v, want %v", c.stored, c.version, got, c.ours)
 			}
-			d.clear()
-			if len(d.offsets) > 0 || d.ours(c.stored, c.version) {
+			d.Clear()
+			if len(d.offsets) > 0 || d.Ours(c.stored, c.version) {
 				t.Fatal("cleared, yet still in doubt")
 			}
 		})

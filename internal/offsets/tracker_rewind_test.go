@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 // A rewind (a session's ResetOffset) is committed although it is lower than
 // what is stored, only moves backwards, and is undone by a later mark above
 // it, as sarama's ResetOffset.
-func TestOffsetTrackerRewind(t *testing.T) {
-	tr := newOffsetTracker(100)
+func TestTrackerRewind(t *testing.T) {
+	tr := NewTracker(100)
 	tr.MarkOffset(109)
 	tr.Committed(110)
 	checkPending(t, tr, 110, false)
@@ -45,9 +45,9 @@ func TestOffsetTrackerRewind(t *testing.T) {
 // A commit in flight when the rewind happens (it read the higher position
 // before) must not swallow the rewind: the rewound position is written by
 // the next commit.
-func TestOffsetTrackerRewindDuringCommit(t *testing.T) {
+func TestTrackerRewindDuringCommit(t *testing.T) {
 	t.Run("higher commit lands after the rewind", func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.MarkOffset(49)
 		next, _ := tr.Pending() // a commit of 50 starts
 		tr.Rewind(20)
@@ -57,7 +57,7 @@ func TestOffsetTrackerRewindDuringCommit(t *testing.T) {
 		checkPending(t, tr, 20, false)
 	})
 	t.Run("rewind to the stored offset while more is in flight", func(t *testing.T) {
-		tr := newOffsetTracker(30)
+		tr := NewTracker(30)
 		tr.MarkOffset(49)
 		next, _ := tr.Pending() // 50 in flight
 		tr.Rewind(30)           // what is stored before it lands
@@ -66,7 +66,7 @@ func TestOffsetTrackerRewindDuringCommit(t *testing.T) {
 		checkPending(t, tr, 30, true)
 	})
 	t.Run("marks past the stored offset before the rewind is written", func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.MarkOffset(49)
 		tr.Committed(50)
 		tr.Rewind(20)
@@ -78,7 +78,7 @@ func TestOffsetTrackerRewindDuringCommit(t *testing.T) {
 		checkPending(t, tr, 50, false)
 	})
 	t.Run("a reset ends the rewind", func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.MarkOffset(49)
 		tr.Committed(50)
 		tr.Rewind(20)
@@ -91,9 +91,9 @@ func TestOffsetTrackerRewindDuringCommit(t *testing.T) {
 
 // A rewind declares what was delivered unprocessed: a drain stops waiting
 // for it, and waits again for what is delivered after.
-func TestOffsetTrackerRewindEndsDrain(t *testing.T) {
+func TestTrackerRewindEndsDrain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr := newOffsetTracker(0)
+		tr := NewTracker(0)
 		tr.Delivered(9)
 		tr.MarkOffset(4)
 		done := make(chan error, 1)

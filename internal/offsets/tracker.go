@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"sync/atomic"
 )
 
-// offsetTracker follows the offsets of one owned partition for the commit
+// Tracker follows the offsets of one owned partition for the commit
 // loop. All offsets it stores are "next" offsets, as ZooKeeper stores them:
 // the offset of the next message to consume. A negative next offset means
 // "none stored" (a partition the group never committed).
 //
 // Three parties use it:
-//   - the partition consumer calls Delivered after each message handed to
+//   - the partition's worker calls Delivered after each message handed to
 //     the application;
 //   - the application, through CommitUpto (or a session's MarkMessage and
 //     MarkOffset), calls MarkOffset, and through a session's ResetOffset,
@@ -23,8 +23,10 @@ import (
 //     that one goroutine only, so a commit in flight never races a reset.
 //
 // Its state is guarded by one mutex it owns; waiters are woken through a
-// channel that is closed and replaced on every change.
-type offsetTracker struct {
+// channel that is closed and replaced on every change. SetCeiling and
+// RestartAtMark keep a commit below a message taken back from the
+// partition's buffer: see docs/recall.md.
+type Tracker struct {
 	mu        sync.Mutex
 	next      int64 // highest marked offset + 1, or the start offset
 	committed int64 // next offset last stored in ZooKeeper
@@ -40,10 +42,10 @@ type offsetTracker struct {
 	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 }
 
-// newOffsetTracker returns a tracker for a partition whose stored next offset
-// is committed (negative if none is stored).
-func newOffsetTracker(committed int64) *offsetTracker {
-	t := &offsetTracker{next: committed, committed: committed, ceiling: -1}
+// NewTracker returns a tracker for a partition whose stored next offset is
+// committed (negative if none is stored).
+func NewTracker(committed int64) *Tracker {
+	t := &Tracker{next: committed, committed: committed, ceiling: -1}
 	t.delivered.Store(-1)
 	return t
 }
@@ -51,7 +53,7 @@ func newOffsetTracker(committed int64) *offsetTracker {
 // notifyLocked wakes every waiter. The caller holds mu.
 // The channel exists only while someone waits, so the hot path (a mark or a
 // delivery per message) allocates nothing.
-func (t *offsetTracker) notifyLocked() {
+func (t *Tracker) notifyLocked() {
 	if t.changed != nil {
 		close(t.changed)
 		t.changed = nil
@@ -60,7 +62,7 @@ func (t *offsetTracker) notifyLocked() {
 
 // waitChanLocked returns a channel closed at the next change. The caller
 // holds mu.
-func (t *offsetTracker) waitChanLocked() chan struct{} {
+func (t *Tracker) waitChanLocked() chan struct{} {
 	if t.changed == nil {
 		t.changed = make(chan struct{})
 	}
@@ -72,19 +74,19 @@ func (t *offsetTracker) waitChanLocked() chan struct{} {
 // Marks only move forward: a mark at or below an earlier one (or below the
 // start or reset position), and a negative offset, change nothing and return
 // false, so the caller can report them.
-func (t *offsetTracker) MarkOffset(offset int64) bool {
+func (t *Tracker) MarkOffset(offset int64) bool {
 	return t.MarkOffsetAt(offset, t.gen.Load())
 }
 
 // Generation returns the current position generation; Reset moves it.
-func (t *offsetTracker) Generation() uint64 {
+func (t *Tracker) Generation() uint64 {
 	return t.gen.Load()
 }
 
 // MarkOffsetAt is MarkOffset for a mark judged valid at generation gen: it
 // is refused if a Reset happened since, so a mark of a message delivered
 // before a seek can never move the new position.
-func (t *offsetTracker) MarkOffsetAt(offset int64, gen uint64) bool {
+func (t *Tracker) MarkOffsetAt(offset int64, gen uint64) bool {
 	if offset < 0 {
 		return false
 	}
@@ -100,16 +102,23 @@ func (t *offsetTracker) MarkOffsetAt(offset int64, gen uint64) bool {
 
 // Delivered records that the message at offset was handed to the
 // application. Drain waits until every delivered message is marked.
-func (t *offsetTracker) Delivered(offset int64) {
+// Called by the partition's worker only.
+func (t *Tracker) Delivered(offset int64) {
 	if offset > t.delivered.Load() {
 		t.delivered.Store(offset)
 	}
 }
 
+// LastDelivered returns the highest offset delivered since the start or
+// the last Reset, Rewind or RestartAtMark (-1: none).
+func (t *Tracker) LastDelivered() int64 {
+	return t.delivered.Load()
+}
+
 // Pending returns the next offset to commit and whether it differs from the
 // last committed one (dirty). A partition with nothing marked and nothing
 // stored is never dirty.
-func (t *offsetTracker) Pending() (next int64, dirty bool) {
+func (t *Tracker) Pending() (next int64, dirty bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	next = t.next
@@ -123,7 +132,7 @@ func (t *offsetTracker) Pending() (next int64, dirty bool) {
 // the last committed one is ignored: committed offsets only move forward,
 // except through Reset, and through Rewind: after a Rewind every commit is
 // recorded as it was written, until one writes the position as it is.
-func (t *offsetTracker) Committed(next int64) {
+func (t *Tracker) Committed(next int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rewound {
@@ -145,7 +154,7 @@ func (t *offsetTracker) Committed(next int64) {
 // them unprocessed, so Drain does not wait for their marks; the next owner
 // delivers them again. It is refused (false) for a negative to, or one above
 // the current position; consumption itself does not move.
-func (t *offsetTracker) Rewind(to int64) bool {
+func (t *Tracker) Rewind(to int64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if to < 0 || to > t.next {
@@ -163,7 +172,7 @@ func (t *offsetTracker) Rewind(to int64) bool {
 // conflict, the stored offset; after a seek, the new position). Later marks
 // below to are ignored. Waiters in Drain return, since nothing delivered from
 // the new position is outstanding.
-func (t *offsetTracker) Reset(to int64) {
+func (t *Tracker) Reset(to int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next, t.committed = to, to
@@ -176,7 +185,7 @@ func (t *offsetTracker) Reset(to int64) {
 
 // quiescentLocked reports whether every delivered message is marked. The
 // caller holds mu.
-func (t *offsetTracker) quiescentLocked() bool {
+func (t *Tracker) quiescentLocked() bool {
 	d := t.delivered.Load()
 	return d < 0 || t.next > d || t.ceiling >= 0 && t.next >= t.ceiling
 }
@@ -186,7 +195,7 @@ func (t *offsetTracker) quiescentLocked() bool {
 // It returns nil once that holds (at once if it already does), or, when ctx
 // ends first, an error wrapping ctx.Err() that names the outstanding offsets.
 // The caller bounds ctx by Offsets.ProcessingTimeout.
-func (t *offsetTracker) Drain(ctx context.Context) error {
+func (t *Tracker) Drain(ctx context.Context) error {
 	for {
 		t.mu.Lock()
 		if t.quiescentLocked() {
@@ -206,6 +215,7 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 			if ok {
 				return nil
 			}
+			// The prefix names the package whose users see the error.
 			err := fmt.Errorf("consumergroup: gave up waiting for offsets %d..%d to be marked: %w", max(next, 0), delivered, ctx.Err())
 			if cause := context.Cause(ctx); cause != ctx.Err() {
 				err = fmt.Errorf("%w (%w)", err, cause)
@@ -225,7 +235,7 @@ func (t *offsetTracker) Drain(ctx context.Context) error {
 // are processed in the order they were delivered, so a mark above it
 // (of a message delivered after one that was taken back) cannot mean the
 // one below was processed.
-func (t *offsetTracker) RestartAtMark(ceiling int64) int64 {
+func (t *Tracker) RestartAtMark(ceiling int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ceiling >= 0 && t.next > ceiling {
@@ -242,7 +252,7 @@ func (t *offsetTracker) RestartAtMark(ceiling int64) int64 {
 // application never got, until the next Reset: a mark above it (of a
 // message delivered after one that was taken back) is never committed.
 // Drain stops waiting once the position reaches it.
-func (t *offsetTracker) SetCeiling(ceiling int64) {
+func (t *Tracker) SetCeiling(ceiling int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.ceiling = ceiling
@@ -255,7 +265,7 @@ func (t *offsetTracker) SetCeiling(ceiling int64) {
 // Committed records a commit at or above it, so the position is committed
 // even when nothing is ever marked; a mark above it moves it forward as
 // usual.
-func (t *offsetTracker) ResetUncommitted(to int64) {
+func (t *Tracker) ResetUncommitted(to int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next, t.committed = to, -1
@@ -263,4 +273,18 @@ func (t *offsetTracker) ResetUncommitted(to int64) {
 	t.gen.Add(1)
 	t.delivered.Store(-1)
 	t.notifyLocked()
+}
+
+// CommittedOffset returns the next offset last committed (negative: none).
+func (t *Tracker) CommittedOffset() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.committed
+}
+
+// TestLocker returns the mutex that guards the tracker, for tests that
+// force an interleaving with a call that takes it. Production code never
+// takes it.
+func (t *Tracker) TestLocker() sync.Locker {
+	return &t.mu
 }
