@@ -22,6 +22,11 @@ func saramaConfig() *sarama.Config {
 	cfg.Producer.Return.Successes = true
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
 	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
+	// Idempotent: a send retried after a timeout on a loaded machine must
+	// not write its messages twice, or a partition holds more messages than
+	// produce counted, and "every message delivered" is judged wrong.
+	cfg.Producer.Idempotent = true
+	cfg.Net.MaxOpenRequests = 1
 	return cfg
 }
 

@@ -76,7 +76,7 @@ func TestIntegrationFaultLostReplies(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, 3*time.Minute, "every message", func() bool { return l.distinct() >= total })
+	waitFor(t, 3*time.Minute, "every message", func() bool { return l.missing(topic, counts) == 0 })
 	close(stop)
 	wg.Wait()
 

@@ -117,7 +117,7 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 	joined := time.Now()
 	stopB := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 2, l, 0)
 	defer stopB()
-	waitFor(t, 120*time.Second, "every message", func() bool { return l.distinct() >= total })
+	waitFor(t, 120*time.Second, "every message", func() bool { return l.missing(topic, counts) == 0 })
 	stopA()
 	stopB()
 
