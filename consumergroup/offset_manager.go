@@ -353,35 +353,17 @@ func (om *zookeeperOffsetManager) commitFenced(o *ownedOffsets, next int64) (aga
 		}
 		return false, nil
 	case errors.Is(err, kazoo.ErrClaimLost):
-		o.lost.Store(true)
-		if o.worker != nil {
-			o.worker.lost()
-		}
+		o.markLost()
 		return false, newPartitionError(o.tp.Topic, o.tp.Partition,
 			fmt.Errorf("commit of offset %d refused, partition lost to another claim: %w", next, err))
 	case errors.As(err, &conflict) && o.inDoubt.Ours(conflict.Stored, conflict.Version):
 		// An earlier commit whose reply was lost was applied after all.
 		om.cg.log.Debug("a commit whose reply was lost was applied", "topic", o.tp.Topic,
 			"partition", o.tp.Partition, "next", conflict.Stored, "version", conflict.Version)
-		o.version = conflict.Version
-		o.inDoubt.Clear()
-		o.tracker.Committed(conflict.Stored)
+		o.adoptOwnWrite(conflict)
 		return true, nil
 	case errors.As(err, &conflict):
-		m.conflicts.Inc(1)
-		o.version = conflict.Version
-		o.inDoubt.Clear()
-		report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
-		if o.worker != nil {
-			o.seeking.Store(true)
-			o.worker.seek(conflict.Stored)
-		} else {
-			o.tracker.Reset(conflict.Stored)
-		}
-		om.cg.log.Warn("offset changed underneath; adopting it", "topic", o.tp.Topic, "partition", o.tp.Partition,
-			"stored", conflict.Stored, "pending", next)
-		om.cg.report(newPartitionError(o.tp.Topic, o.tp.Partition, report))
-		return false, report
+		return false, om.adoptConflict(o, next, conflict, err)
 	default:
 		// No answer: the write may or may not have been applied.
 		o.inDoubt.Add(next, o.version)
@@ -415,36 +397,63 @@ func (om *zookeeperOffsetManager) rewindAsReset(o *ownedOffsets, next int64) (ap
 		var conflict *kazoo.OffsetConflictError
 		switch {
 		case err == nil, errors.Is(err, kazoo.ErrClaimLost):
-			o.lost.Store(true) // our own reset ended the claim, or someone else did
-			if o.worker != nil {
-				o.worker.lost()
-			}
+			o.markLost() // our own reset ended the claim, or someone else did
 			if err != nil {
 				return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d refused, partition lost to another claim: %w", next, err))
 			}
 			return true, nil
 		case errors.As(err, &conflict) && o.inDoubt.Ours(conflict.Stored, conflict.Version):
 			// A commit of ours whose reply was lost was applied after all.
-			o.version = conflict.Version
-			o.inDoubt.Clear()
-			o.tracker.Committed(conflict.Stored)
+			o.adoptOwnWrite(conflict)
 			continue
 		case errors.As(err, &conflict):
-			// Changed underneath: adopt what is stored, as a commit does.
-			o.version = conflict.Version
-			o.inDoubt.Clear()
-			report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: conflict.Stored, Err: err}
-			if o.worker != nil {
-				o.seeking.Store(true)
-				o.worker.seek(conflict.Stored)
-			}
-			om.cg.report(newPartitionError(o.tp.Topic, o.tp.Partition, report))
+			om.adoptConflict(o, next, conflict, err)
 			return true, errSeekPending
 		default:
 			return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, err))
 		}
 	}
 	return true, newPartitionError(o.tp.Topic, o.tp.Partition, fmt.Errorf("rewind to %d: %w", next, kazoo.ErrClaimContended))
+}
+
+// markLost records that o's claim ended (the epoch moved) and tells its
+// worker. Called with o.commitMu held.
+func (o *ownedOffsets) markLost() {
+	o.lost.Store(true)
+	if o.worker != nil {
+		o.worker.lost()
+	}
+}
+
+// adoptOwnWrite takes a refused write's conflict as the applied write of
+// ours in doubt it matches (see docs/in-doubt-commits.md). Called with
+// o.commitMu held.
+func (o *ownedOffsets) adoptOwnWrite(c *kazoo.OffsetConflictError) {
+	o.version = c.Version
+	o.inDoubt.Clear()
+	o.tracker.Committed(c.Stored)
+}
+
+// adoptConflict adopts the offset stored underneath (an operator's write)
+// in place of next: pending marks are dropped and the worker seeks there
+// (without a worker the tracker restarts there), and the conflict is
+// counted, logged and reported; it returns the report. Called with
+// o.commitMu held, by whichever write found the conflict.
+func (om *zookeeperOffsetManager) adoptConflict(o *ownedOffsets, next int64, c *kazoo.OffsetConflictError, err error) *OffsetConflictError {
+	om.cg.met().conflicts.Inc(1)
+	o.version = c.Version
+	o.inDoubt.Clear()
+	report := &OffsetConflictError{Topic: o.tp.Topic, Partition: o.tp.Partition, Pending: next, Stored: c.Stored, Err: err}
+	if o.worker != nil {
+		o.seeking.Store(true)
+		o.worker.seek(c.Stored)
+	} else {
+		o.tracker.Reset(c.Stored)
+	}
+	om.cg.log.Warn("offset changed underneath; adopting it", "topic", o.tp.Topic, "partition", o.tp.Partition,
+		"stored", c.Stored, "pending", next)
+	om.cg.report(newPartitionError(o.tp.Topic, o.tp.Partition, report))
+	return report
 }
 
 // errSeekPending: a seek to an offset stored underneath is pending; the
