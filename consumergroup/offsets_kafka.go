@@ -264,12 +264,8 @@ const commitConnIdle = 5 * time.Minute
 func (s *kafkaOffsetStore) acquireConn(deadline time.Time) error {
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
-	var expired <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := deadlineTimer(deadline)
+	defer stop()
 	select {
 	case s.connSem <- struct{}{}:
 		return nil
@@ -328,12 +324,8 @@ func (s *kafkaOffsetStore) connTo(coordinator *sarama.Broker, deadline time.Time
 		}
 		ready <- err
 	}()
-	var expired <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := deadlineTimer(deadline)
+	defer stop()
 	var err error
 	select {
 	case err = <-ready:
@@ -564,12 +556,8 @@ type coordinatorLookup struct {
 // result stays cached for the next attempt. One lookup runs at a time.
 func (s *kafkaOffsetStore) coordinator(deadline time.Time) (*sarama.Broker, error) {
 	l := s.startLookup(false)
-	var expired <-chan time.Time
-	if !deadline.IsZero() {
-		t := time.NewTimer(time.Until(deadline))
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := deadlineTimer(deadline)
+	defer stop()
 	select {
 	case <-l.done:
 		return l.broker, l.err
@@ -1117,4 +1105,14 @@ func retryableCommit(err error) bool {
 		}
 	}
 	return true
+}
+
+// deadlineTimer returns a channel that fires at deadline (never for a zero
+// deadline) and the function that stops its timer.
+func deadlineTimer(deadline time.Time) (<-chan time.Time, func()) {
+	if deadline.IsZero() {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Until(deadline))
+	return t.C, func() { t.Stop() }
 }
