@@ -8,7 +8,7 @@ import (
 )
 
 // batchFeed fetches a partition's batches in the background, from one
-// offset on, and passes each on whole: while the worker hands one batch
+// offset on, and passes each on whole: while its Source hands one batch
 // out, the next one is fetched (unbuffered: at most one batch waits). See
 // docs/batch-feed.md.
 type batchFeed struct {
@@ -22,7 +22,7 @@ type batchFeed struct {
 	fetch func(ctx context.Context, busy bool, offset int64, size int32) fetchResult
 	// retry decides whether a failed fetch is tried again (nil: never).
 	retry *feedRetry
-	// mark is the worker's high-water mark (nil: none), set from every
+	// mark is the partition's high-water mark (nil: none), set from every
 	// answer (see run).
 	mark *atomic.Int64
 	// sizes: Consumer.Fetch.Default, and Consumer.Fetch.Max (0: no cap).
@@ -30,7 +30,7 @@ type batchFeed struct {
 
 	budget  *feedBudget // the group's, shared by every feed
 	hold    feedHold    // what this feed holds of budget
-	current int64       // bytes of the batch pump hands out; pump's
+	current int64       // bytes of the batch its Source hands out; the Source's
 }
 
 // newBatchFeed starts a feed fetching with fetch from offset from on, until
@@ -52,7 +52,7 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 // busy after a batch with messages, long-polled after an empty answer;
 // within the group's byte budget; a batch larger than the fetch size again
 // with the size doubled; errors retrying mends again at the same offset.
-// Every answer's high-water mark becomes the worker's mark. See
+// Every answer's high-water mark becomes the partition's mark. See
 // docs/batch-feed.md, "The feed's loop".
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
@@ -139,11 +139,11 @@ func (f *batchFeed) stop() error {
 	return f.err
 }
 
-// taken notes that pump took b to hand out. pump calls it.
+// taken notes that the feed's Source took b to hand out.
 func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
 
-// handedOut gives the bytes of the batch pump took last back to the
-// budget: its last message is handed out. pump calls it.
+// handedOut gives the bytes of the batch the Source took last back to
+// the budget: its last message is handed out.
 func (f *batchFeed) handedOut() {
 	f.budget.release(&f.hold, f.current)
 	f.current = 0

@@ -11,7 +11,7 @@ import (
 )
 
 // feedRetryLimit is how many retries in a row, with nothing fetched in
-// between, a batch feed makes before it ends with the error (the worker
+// between, a batch feed makes before it ends with the error (the partition
 // then falls back to sarama's partition consumer). See docs/batch-feed.md,
 // "Retries".
 const feedRetryLimit = 20
@@ -109,7 +109,7 @@ var retriableFeedErrors = []sarama.KError{
 // may succeed when tried again after a metadata refresh: a partition error
 // of retriableFeedErrors, a broken, refused or timed-out connection, or no
 // leader or broker known (client.Leader failing). Everything else, among
-// them sarama.ErrOffsetOutOfRange (Offsets.Initial decides where to go),
+// them sarama.ErrOffsetOutOfRange (the caller decides where to go),
 // errNoRecordsBelowMark, errPartialBatch, errLegacyMessageSet and errors
 // not known here, is left to sarama's partition consumer.
 func retriableFeedError(err error) bool {

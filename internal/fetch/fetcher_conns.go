@@ -59,8 +59,8 @@ func (f *roundFetcher) dropConn(id int32, conn *sarama.Broker) {
 // closeConns closes the fetcher's own connections and waits until its
 // rounds are over. The sockets are shut first, so a round in flight fails
 // at once instead of waiting for a long poll's answer; rounds after it
-// fail (errFetcherClosed) instead of opening new connections. The group's
-// teardown calls it once every feed has stopped.
+// fail (errFetcherClosed) instead of opening new connections.
+// Engine.Close calls it once every feed has stopped.
 func (f *roundFetcher) closeConns() {
 	if !f.ownConns {
 		return

@@ -15,7 +15,7 @@ import (
 )
 
 // roundFetcher fetches partitions' record batches directly from their
-// leaders: with Fetch.Batches, every batch the batch feed hands out (see
+// leaders: with Config.Batches, every batch the batch feed hands out (see
 // newFetchers); without, the first batch of a newly claimed partition.
 // A gained partition's first fetch goes out at once, and requests to one
 // broker are coalesced into rounds. See docs/batch-feed.md.
@@ -96,7 +96,7 @@ func newRoundFetcher(e *env) *roundFetcher {
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
-// and, with Fetch.Batches, the batch feed's fetches answered at once; idle
+// and, with Config.Batches, the batch feed's fetches answered at once; idle
 // the feed's long polls. Both go over connections of their own: a
 // partition read by sarama's partition consumer long-polls on the client's,
 // and would hold up a fetch queued behind it there.
