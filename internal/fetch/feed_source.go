@@ -50,7 +50,7 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 		s.batch = nil // let the batch (and its response buffer) go
 		s.feed.handedOut()
 	}
-	s.p.markPast(m.Offset)
+	highWaterMark{s.p.mark}.past(m.Offset)
 	return m, nil
 }
 

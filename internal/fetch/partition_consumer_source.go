@@ -10,7 +10,9 @@ import (
 // after a prefix fetched directly, while the partition consumer may still
 // be opening: ready is closed once pc or openErr is set.
 type consumerSource struct {
-	p       *Partition
+	mark    highWaterMark
+	report  func(error)               // pc's errors
+	closed  func(error) error         // told how the source ended (see Partition.closed)
 	prefix  []*sarama.ConsumerMessage // handed out first
 	ready   chan struct{}             // nil once Next took it
 	done    chan struct{}             // closed with ready; Close waits on it
@@ -22,7 +24,13 @@ type consumerSource struct {
 
 // consumerSource is a Source over pc, open already.
 func (p *Partition) consumerSource(pc sarama.PartitionConsumer) *consumerSource {
-	s := &consumerSource{p: p, ready: make(chan struct{}), pc: pc}
+	return openedSource(pc, p.mark, p.e.deps.Report, p.closed)
+}
+
+// openedSource is a Source over pc, open already; see consumerSource's
+// fields.
+func openedSource(pc sarama.PartitionConsumer, mark *atomic.Int64, report func(error), closed func(error) error) *consumerSource {
+	s := &consumerSource{mark: highWaterMark{mark}, report: report, closed: closed, ready: make(chan struct{}), pc: pc}
 	close(s.ready)
 	s.done = s.ready
 	return s
@@ -33,8 +41,7 @@ func (p *Partition) consumerSource(pc sarama.PartitionConsumer) *consumerSource 
 // handle an offset out of range: it fails the source, and the next Open
 // opens plainly.
 func (p *Partition) openAsync(prefix []*sarama.ConsumerMessage) *consumerSource {
-	s := &consumerSource{p: p, prefix: prefix, ready: make(chan struct{})}
-	s.done = s.ready
+	s := p.prefixSource(prefix)
 	go func() {
 		defer close(s.ready)
 		s.pc, s.openErr = p.consumePartition(prefix[len(prefix)-1].Offset + 1)
@@ -42,15 +49,22 @@ func (p *Partition) openAsync(prefix []*sarama.ConsumerMessage) *consumerSource 
 	return s
 }
 
+// prefixSource hands out prefix, then the messages of the partition
+// consumer that is set, or fails to open (openErr), as ready is closed.
+func (p *Partition) prefixSource(prefix []*sarama.ConsumerMessage) *consumerSource {
+	s := &consumerSource{mark: highWaterMark{p.mark}, report: p.e.deps.Report, closed: p.closed, prefix: prefix, ready: make(chan struct{})}
+	s.done = s.ready
+	return s
+}
+
 // FromPartitionConsumer returns a Source over pc, a partition consumer
 // open already: its errors go to report (nil: dropped), its high-water
 // mark to mark (nil: nowhere).
 func FromPartitionConsumer(pc sarama.PartitionConsumer, mark *atomic.Int64, report func(error)) Source {
-	e := &Engine{env: &env{}, deps: Deps{Report: report}}
 	if report == nil {
-		e.deps.Report = func(error) {}
+		report = func(error) {}
 	}
-	return (&Partition{e: e, mark: mark}).consumerSource(pc)
+	return openedSource(pc, mark, report, func(err error) error { return err })
 }
 
 // Next implements Source. It ends the source when the background open
@@ -62,7 +76,7 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 		if s.prefix = s.prefix[1:]; len(s.prefix) == 0 {
 			s.prefix = nil // let the first fetch's batch (and its response buffer) go
 		}
-		s.p.markPast(m.Offset)
+		s.mark.past(m.Offset)
 		return m, nil
 	}
 	for {
@@ -80,11 +94,11 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 					return nil, ErrSourceEnded
 				}
 				s.msgs, s.errs = s.pc.Messages(), s.pc.Errors()
-				s.p.setMark(s.pc.HighWaterMarkOffset())
+				s.mark.set(s.pc.HighWaterMarkOffset())
 				continue
 			case err, ok := <-s.errs:
 				if ok && err != nil {
-					s.p.e.deps.Report(err)
+					s.report(err)
 				}
 				continue
 			case m, open = <-s.msgs:
@@ -93,7 +107,7 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 		if !open {
 			return nil, ErrSourceEnded
 		}
-		s.p.setMark(s.pc.HighWaterMarkOffset())
+		s.mark.set(s.pc.HighWaterMarkOffset())
 		return m, nil
 	}
 }
@@ -103,7 +117,7 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 func (s *consumerSource) Close() error {
 	<-s.done
 	if s.openErr != nil {
-		return s.p.closed(s.openErr)
+		return s.closed(s.openErr)
 	}
 	closePartitionConsumer(s.pc)
 	return nil

@@ -40,8 +40,7 @@ func (pc *fakePartitionConsumer) AsyncClose() {
 // still opening; its messages follow once it is open.
 func TestPrefixBeforeOpen(t *testing.T) {
 	p := testPartition(t, nil)
-	src := &consumerSource{p: p, prefix: prefixOf(0, 1), ready: make(chan struct{})}
-	src.done = src.ready
+	src := p.prefixSource(prefixOf(0, 1))
 	next(t, src, 0)
 	next(t, src, 1)
 	src.pc = newFakePartitionConsumer(2, 3)
@@ -58,8 +57,7 @@ func TestPrefixBeforeOpen(t *testing.T) {
 // open's checks.
 func TestFailedOpenEndsAfterPrefix(t *testing.T) {
 	p := testPartition(t, nil)
-	src := &consumerSource{p: p, prefix: prefixOf(5, 6), ready: make(chan struct{})}
-	src.done = src.ready
+	src := p.prefixSource(prefixOf(5, 6))
 	next(t, src, 5)
 	next(t, src, 6)
 	src.openErr = errors.New("leader not available")

@@ -151,18 +151,3 @@ func (p *Partition) consumePartition(offset int64) (sarama.PartitionConsumer, er
 		return nil, ErrClosing
 	}
 }
-
-// setMark sets the partition's high-water mark, if it has one.
-func (p *Partition) setMark(hwm int64) {
-	if p.mark != nil {
-		p.mark.Store(hwm)
-	}
-}
-
-// markPast moves the partition's high-water mark past offset, a message
-// fetched directly: the mark is at least the offset after it.
-func (p *Partition) markPast(offset int64) {
-	if p.mark != nil && offset >= p.mark.Load() {
-		p.mark.Store(offset + 1)
-	}
-}
