@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -32,13 +33,8 @@ type ConsumerGroup struct {
 	client   sarama.Client
 	consumer sarama.Consumer
 	claimer  *claim.Claimer
-	fetcher  *roundFetcher
-	// batchFetcher long-polls the batch feed's fetches for idle partitions
-	// (see Config.Fetch.Batches).
-	batchFetcher *roundFetcher
-	// feedBudget bounds the bytes the batch feeds fetch ahead.
-	feedBudget *feedBudget
-	topicSrc   topics.Source // partitions and leaders: ZooKeeper or Kafka
+	fetch    *fetch.Engine // the partitions' fetches: round fetchers, their connections, the feed budget
+	topicSrc topics.Source // partitions and leaders: ZooKeeper or Kafka
 
 	offsetManager *zookeeperOffsetManager
 	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
@@ -140,9 +136,8 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.log = cg.log.With("instance", cg.instance.ID)
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
-	cg.fetcher, cg.batchFetcher = newFetchers(cg)
-	cg.feedBudget = newFeedBudget(int64(config.Config.Consumer.Fetch.MaxBytes))
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
+	cg.fetch = cg.newFetchEngine()
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
 	if opts.runFence {
@@ -227,9 +222,8 @@ func (cg *ConsumerGroup) teardown() {
 	if cg.topicSrc != nil {
 		cg.topicSrc.Close()
 	}
-	if cg.fetcher != nil {
-		cg.fetcher.closeConns()
-		cg.batchFetcher.closeConns()
+	if cg.fetch != nil {
+		cg.fetch.Close()
 	}
 	if s, ok := cg.kafkaOffsets.(*kafkaOffsetStore); ok {
 		s.close() // its commit connection, also when the join failed

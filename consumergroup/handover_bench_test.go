@@ -33,7 +33,7 @@ func BenchmarkIntegrationHandOver(b *testing.B) {
 			res := make(chan pumpResult, 1)
 			b.ResetTimer()
 			go func() {
-				r, e, ended := f.w.pump(f.owned, openedConsumer(pc), nil, 0)
+				r, e, ended := f.w.pump(f.owned, openedConsumer(pc), 0)
 				res <- pumpResult{r, e, ended}
 			}()
 			for i := 0; i < b.N; i++ {

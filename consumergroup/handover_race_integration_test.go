@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/fetch"
 )
 
 // fakePartitionConsumer serves messages and errors from channels the test
@@ -30,6 +32,11 @@ func (pc *fakePartitionConsumer) Messages() <-chan *sarama.ConsumerMessage { ret
 func (pc *fakePartitionConsumer) Errors() <-chan *sarama.ConsumerError     { return pc.errs }
 func (pc *fakePartitionConsumer) HighWaterMarkOffset() int64               { return 0 }
 
+// openedConsumer is a Source over pc, open already.
+func openedConsumer(pc sarama.PartitionConsumer) fetch.Source {
+	return fetch.FromPartitionConsumer(pc, nil, nil)
+}
+
 // An event that cuts a hand-over short never skips the message being
 // handed over. Here the application is busy while pump offers offset 5; a
 // seek to 5 (an offset conflict adopting what it already consumes from)
@@ -49,7 +56,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	}
 
 	// The application is busy: offset 5 waits in the hand-over.
-	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), nil, 5)
+	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), 5)
 	time.Sleep(200 * time.Millisecond)
 	f.w.seek(5)
 	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
@@ -59,7 +66,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 		t.Errorf("offset %d counted as delivered, although the hand-over was cut short", d)
 	}
 
-	pumped = f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), nil, 5)
+	pumped = f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), 5)
 	select {
 	case m := <-f.out:
 		if m.Offset != 5 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/brokerconn"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -235,7 +236,7 @@ func (s *kafkaOffsetStore) commitOnce(topic string, partition int32, next int64,
 
 // commitConn is the store's own connection to the group coordinator, over
 // which its commits go one at a time (connSem), opened as the fetcher opens
-// its own (ownConnConfig: the client's TLS, SASL, proxy and dial settings,
+// its own (brokerconn.Config: the client's TLS, SASL, proxy and dial settings,
 // a user's Dial included; metrics never unregistered), with a writeGate
 // under TLS. Only the commits' own answers can throttle it (sarama
 // throttles a Broker on the answers to requests sent over it, and only
@@ -244,7 +245,7 @@ type commitConn struct {
 	broker *sarama.Broker
 	id     int32 // the coordinator's
 	addr   string
-	dialer *connDialer
+	dialer *brokerconn.Dialer
 	gate   *writeGate
 
 	// Used only with connSem held.
@@ -301,13 +302,13 @@ func (s *kafkaOffsetStore) connTo(coordinator *sarama.Broker, deadline time.Time
 		s.dropConn(c)
 	}
 	conf := s.client.Config()
-	d := newConnDialer(conf)
+	d := brokerconn.NewDialer(conf)
 	gate := &writeGate{closing: s.closing}
-	own := ownConnConfig(conf, d)
+	own := brokerconn.Config(conf, d)
 	own.Net.Proxy.Dialer = gatedDialer{d, gate}
 	b := sarama.NewBroker(coordinator.Addr())
 	if err := b.Open(own); err != nil {
-		d.closeAll()
+		d.CloseAll()
 		return nil, fmt.Errorf("open a connection to the group's coordinator %s: %w", coordinator.Addr(), err)
 	}
 	c := &commitConn{broker: b, id: coordinator.ID(), addr: coordinator.Addr(), dialer: d, gate: gate, lastUsed: time.Now()}
@@ -422,7 +423,7 @@ func (c *commitConn) awaitThrottle(deadline time.Time, closing <-chan struct{}) 
 // any more, and a request in flight fails at once.
 func (c *commitConn) shut() {
 	c.gate.shut()
-	c.dialer.closeAll()
+	c.dialer.CloseAll()
 }
 
 // close shuts the commit connection, waits for the commit in flight on it
@@ -510,9 +511,9 @@ func (g *writeGate) allow() error {
 	return nil
 }
 
-// gatedDialer dials through a connDialer and puts gate on the sockets.
+// gatedDialer dials through a brokerconn.Dialer and puts gate on the sockets.
 type gatedDialer struct {
-	d    *connDialer
+	d    *brokerconn.Dialer
 	gate *writeGate
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
@@ -59,14 +60,14 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 
 // run starts pump at 0 over a partition consumer serving the given offsets.
 func (f *pumpFixture) run(offsets ...int64) <-chan pumpResult {
-	return f.runFrom(openedConsumer(newFakePartitionConsumer(offsets...)), nil, 0)
+	return f.runFrom(openedConsumer(newFakePartitionConsumer(offsets...)), 0)
 }
 
-// runFrom starts pump at start with src and the directly fetched prefix.
-func (f *pumpFixture) runFrom(src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) <-chan pumpResult {
+// runFrom starts pump at start with src.
+func (f *pumpFixture) runFrom(src fetch.Source, start int64) <-chan pumpResult {
 	res := make(chan pumpResult, 1)
 	go func() {
-		r, e, ended := f.w.pump(f.owned, src, prefix, start)
+		r, e, ended := f.w.pump(f.owned, src, start)
 		res <- pumpResult{r, e, ended}
 	}()
 	return res
@@ -184,7 +185,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 
 	// Pumping again at 1 while fenced off hands nothing out until the gate
 	// opens, then delivers from 1.
-	res = f.runFrom(openedConsumer(newFakePartitionConsumer(1, 2)), nil, 1)
+	res = f.runFrom(openedConsumer(newFakePartitionConsumer(1, 2)), 1)
 	time.AfterFunc(200*time.Millisecond, func() { f.w.cg.gate.set(false) })
 	select {
 	case m := <-f.out:

@@ -17,7 +17,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	pc := newFakePartitionConsumer(0, 1, 2, 3, 4, 5)
 
 	f.w.handing.Lock() // as consume holds it around pump
-	res := f.runFrom(openedConsumer(pc), nil, 0)
+	res := f.runFrom(openedConsumer(pc), 0)
 	f.waitBuffered(t, 6)
 	m0, m1 := <-f.out, <-f.out // the handler gets 0 and 1, marks 0
 	if !f.owned.mark(m0, m0.Offset) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/IBM/sarama"
 )
 
 // errGroupClosing ends a call to Kafka that Close stopped waiting for.
@@ -40,14 +38,6 @@ func untilClosing[T any](stopper <-chan struct{}, call func() (T, error), discar
 		var zero T
 		return zero, errGroupClosing
 	}
-}
-
-// openPartitionConsumer opens sarama's partition consumer at offset, until
-// Close.
-func (w *partitionWorker) openPartitionConsumer(offset int64) (sarama.PartitionConsumer, error) {
-	return untilClosing(w.cg.stopper, func() (sarama.PartitionConsumer, error) {
-		return w.cg.consumer.ConsumePartition(w.tp.Topic, w.tp.Partition, offset)
-	}, closePartitionConsumer)
 }
 
 // sleepCtx waits d, or less when ctx ends first; it reports whether ctx is

@@ -41,7 +41,7 @@ type partitionWorker struct {
 	done    chan struct{} // closed when run returns
 	claimed chan struct{} // closed once the partition is claimed (or run returns first)
 	started time.Time     // when the worker started: the claim wait's origin
-	hwm     atomic.Int64  // the partition's high-water mark, as last seen by pump
+	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
 
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's claimSink (Messages(), or the claim's own channel).

@@ -1,10 +1,13 @@
 package consumergroup
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/fetch"
 )
 
 // consumePartition is state consuming: read and track the committed offset,
@@ -77,8 +80,8 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 	// commit), the pause itself takes it back (see takeBackOutsidePump).
 	stopListening := w.cg.gate.listen(w.onPause(owned))
 	defer stopListening()
+	fetcher := w.cg.fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
 	start := next
-	openSync := false
 	for {
 		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
 			var ok bool
@@ -86,56 +89,35 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 				return w.endConsuming(owned)
 			}
 		}
-		// The partition consumer starts after the directly fetched prefix;
-		// start itself moves only once the prefix is handed to pump, so a
-		// failed open fetches the prefix again instead of skipping it.
-		var prefix []*sarama.ConsumerMessage
-		var src *pendingConsumer
-		if w.cg.config.Fetch.Batches && !openSync && directFetchApplies(w.cg.config.Config) {
-			src = fedConsumer(w.startBatchFeed(start))
-		} else if !openSync { // after a failed background open, open plainly
-			prefix = w.fastStart(start)
-		}
-		if src != nil {
-			// the feed hands out everything from start
-		} else if len(prefix) > 0 {
-			// Opening asks the leader for the partition's oldest and newest
-			// offsets, one request after the other: hand the prefix out
-			// meanwhile. Its end is in range (the fetch just returned it).
-			src = w.openAsync(prefix[len(prefix)-1].Offset + 1)
-		} else {
-			openSync = false
-			spc, err := w.open(owned, start)
-			if err != nil {
-				if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) {
-					return w.endConsuming(owned)
-				}
-				if errors.Is(err, errSeekPending) {
-					// The offset stored underneath wins: take the seek.
-					if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
-						if ended {
-							return e
-						}
-						start = resume
-						continue
-					}
-				}
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
-				if !w.cooldown() {
-					return w.endConsuming(owned)
-				}
-				continue
+		src, err := fetcher.Open(start)
+		if err != nil {
+			if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) || errors.Is(err, fetch.ErrClosing) {
+				return w.endConsuming(owned)
 			}
-			src, prefix = openedConsumer(spc), nil
+			if errors.Is(err, errSeekPending) {
+				// The offset stored underneath wins: take the seek.
+				if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+					if ended {
+						return e
+					}
+					start = resume
+					continue
+				}
+			}
+			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
+			if !w.cooldown() {
+				return w.endConsuming(owned)
+			}
+			continue
 		}
 		w.handing.Lock()
 		if to, restart := w.restartAfterTakeBack(owned, start); restart {
 			w.handing.Unlock()
-			src.close()
+			src.Close()
 			start = to
 			continue
 		}
-		resume, end, ended := w.pump(owned, src, prefix, start)
+		resume, end, ended := w.pump(owned, src, start)
 		w.handing.Unlock()
 		if !ended && w.cg.gate.paused() {
 			// A pause that came as pump returned found it busy, and pump
@@ -152,13 +134,11 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 			w.spcClosed = make(chan struct{})
 			go func() {
 				defer close(w.spcClosed)
-				src.close()
+				src.Close()
 			}()
 			return end
 		}
-		if src.close() != nil {
-			openSync = true // the background open failed: open again with open's checks
-		}
+		src.Close() // a failed source: the next Open reads through sarama's partition consumer
 		start = resume
 	}
 }
@@ -215,39 +195,16 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 	return e, 0, true, true
 }
 
-// closePartitionConsumer closes spc and drains both of its channels at
-// once: sarama blocks on a full errors channel before it closes messages.
-func closePartitionConsumer(spc sarama.PartitionConsumer) {
-	spc.AsyncClose()
-	msgs, errs := spc.Messages(), spc.Errors()
-	for msgs != nil || errs != nil {
-		select {
-		case _, ok := <-msgs:
-			if !ok {
-				msgs = nil
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-			}
-		}
-	}
-}
-
-// open starts the sarama partition consumer at start. A stored offset out of
-// the log's range is reported and replaced by Offsets.Initial, as upstream
-// does, resolved to a real offset: the new position is committed at once
-// (see startAtInitial), and later marks commit from it.
-func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
-	if start < 0 {
-		start = w.cg.config.Offsets.Initial
-	}
-	spc, err := w.openPartitionConsumer(start)
-	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
+// onOutOfRange handles a stored offset out of the log's range as upstream
+// does: it is reported and replaced by Offsets.Initial, resolved to a real
+// offset, which is committed at once (see startAtInitial); later marks
+// commit from it. It returns where the partition consumer opens instead.
+func (w *partitionWorker) onOutOfRange(owned *ownedOffsets) fetch.OutOfRangeFunc {
+	return func(start int64, err error) (int64, error) {
 		initial := w.cg.config.Offsets.Initial
 		resolved, rerr := w.resolveInitial()
 		if rerr != nil {
-			return nil, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+			return 0, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
 		}
 		if resolved < start {
 			// Below the stored offset (the log was truncated or the topic
@@ -256,23 +213,26 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 			// claims again and reads it.
 			if applies, rerr := w.cg.offsetManager.rewindAsReset(owned, resolved); applies {
 				if rerr != nil {
-					return nil, rerr
+					return 0, rerr
 				}
 				w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 					fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
-				return nil, errClaimEndedByRewind
+				return 0, errClaimEndedByRewind
 			}
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
 		owned.restartUncommitted(resolved)
 		if !w.commitStart(owned) {
-			return nil, w.ctx.Err()
+			return 0, cmp.Or(w.ctx.Err(), errStartNotStored)
 		}
-		spc, err = w.openPartitionConsumer(resolved)
+		return resolved, nil
 	}
-	return spc, err
 }
+
+// errStartNotStored: the claim was found lost while the new start was
+// being committed; the loss event follows.
+var errStartNotStored = errors.New("consumergroup: the claim ended before the new start was stored")
 
 // errClaimEndedByRewind: open stored an offset below the stored one as a
 // reset, which ended the claim; the loss event follows.
@@ -288,37 +248,15 @@ func offsetName(o int64) string {
 	return fmt.Sprint(o)
 }
 
-// fastStart returns the first batch at start through a direct fetch (see
-// firstFetch), or nothing when that does not apply or fails: the partition
-// consumer then starts at start as usual.
-func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
-	msgs, err := w.cg.fetcher.fetch(w.ctx, w.tp.Topic, w.tp.Partition, start)
-	if err != nil {
-		w.cg.log.Debug("direct first fetch failed; using the partition consumer", "topic", w.tp.Topic,
-			"partition", w.tp.Partition, "offset", start, "err", err)
-		return nil
-	}
-	return msgs
-}
-
-// pump hands prefix, then messages from spc, to the worker's output until
-// an event ends it or a seek or sarama moves it: it returns where to resume
+// pump hands messages from src to the worker's output until an event ends
+// it, or a seek or the source's end moves it: it returns where to resume
 // (ended false), or the event that ends consuming (ended).
 //
-// While messages are ready it takes them without a full select; events are
-// taken whenever the pending flag says one was raised, before every
-// hand-over, and they cut a hand-over that waits for a reader or for the
-// fence short.
-func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
+// Events are taken whenever the pending flag says one was raised, before
+// every hand-over, and they cut a wait for the source, for a reader or for
+// the fence short.
+func (w *partitionWorker) pump(owned *ownedOffsets, src fetch.Source, start int64) (resume int64, end workerEvent, ended bool) {
 	last := int64(-1)
-	var spc sarama.PartitionConsumer // once src is ready
-	var msgs <-chan *sarama.ConsumerMessage
-	var errs <-chan *sarama.ConsumerError
-	ready := src.ready // nil once taken
-	var batches <-chan fetchResult
-	if src.feed != nil {
-		batches = src.feed.batches
-	}
 	out := w.out
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
 	wake := w.ev.wait()
@@ -331,75 +269,23 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			}
 		}
 		var m *sarama.ConsumerMessage
-		var open bool
 		if held != nil {
 			m, held = held, nil
-		} else if len(prefix) > 0 {
-			m, prefix, open = prefix[0], prefix[1:], true
-			if len(prefix) == 0 {
-				prefix = nil // let the first fetch's batch (and its response buffer) go
-				if src.feed != nil {
-					src.feed.handedOut()
-				}
-			}
 		} else {
-			select {
-			case m, open = <-msgs:
-			default:
-				select {
-				case <-wake:
-					wake = w.ev.wait()
-					continue // the pending flag is set: take the event
-				case <-ready:
-					ready = nil
-					if src.err != nil {
-						// The background open failed after the prefix went
-						// out: resume after it, and open again there.
-						if last >= 0 {
-							return last + 1, eventSeek, false
-						}
-						return start, eventSeek, false
-					}
-					spc = src.spc
-					msgs, errs = spc.Messages(), spc.Errors()
-					w.hwm.Store(spc.HighWaterMarkOffset())
-					continue
-				case err, ok := <-errs:
-					if ok && err != nil {
-						w.cg.report(err)
-					}
-					continue
-				case m, open = <-msgs:
-				case b := <-batches:
-					if b.err != nil {
-						// The feed failed with an error retrying does not
-						// mend (offset out of range...), or retried too
-						// often: resume after what went out, on sarama's
-						// partition consumer.
-						w.cg.met().feedFallbacks.Inc(1)
-						w.cg.log.Info("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
-							"topic", w.tp.Topic, "partition", w.tp.Partition, "err", b.err)
-						if last >= 0 {
-							return last + 1, eventSeek, false
-						}
-						return start, eventSeek, false
-					}
-					prefix = b.msgs
-					src.feed.taken(b)
-					continue
-				}
-			}
-			if !open { // sarama gave up on the partition (e.g. out of range): reopen
+			var err error
+			if m, err = src.Next(wake); err != nil {
+				// The source ended on its own (a failed open, a feed
+				// error, sarama gave up on the partition): resume after
+				// what went out.
 				if last >= 0 {
 					return last + 1, eventSeek, false
 				}
 				return start, eventSeek, false
 			}
-		}
-		if spc != nil {
-			w.hwm.Store(spc.HighWaterMarkOffset())
-		} else if m.Offset >= w.hwm.Load() { // a prefix message: the mark is past it
-			w.hwm.Store(m.Offset + 1)
+			if m == nil {
+				wake = w.ev.wait()
+				continue // the pending flag is set: take the event
+			}
 		}
 		if resumed := owned.pause.held(); resumed != nil {
 			// Paused by the application: hand nothing out until the resume

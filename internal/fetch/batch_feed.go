@@ -1,0 +1,150 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync/atomic"
+)
+
+// batchFeed fetches a partition's batches in the background, from one
+// offset on, and passes each on whole: while its Source hands one batch
+// out, the next one is fetched (unbuffered: at most one batch waits). See
+// docs/batch-feed.md.
+type batchFeed struct {
+	batches chan fetchResult // a batch with messages, or the error that ended the feed
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when the feed's goroutine returns
+	err     error         // the error that ended the feed, once done is closed
+
+	// fetch fetches at offset, with a partition fetch size of size bytes:
+	// answered at once (busy) or long-polled.
+	fetch func(ctx context.Context, busy bool, offset int64, size int32) fetchResult
+	// retry decides whether a failed fetch is tried again (nil: never).
+	retry *feedRetry
+	// mark is the partition's high-water mark (nil: none), set from every
+	// answer (see run).
+	mark *atomic.Int64
+	// sizes: Consumer.Fetch.Default, and Consumer.Fetch.Max (0: no cap).
+	fetchDefault, fetchMax int32
+
+	budget  *feedBudget // the group's, shared by every feed
+	hold    feedHold    // what this feed holds of budget
+	current int64       // bytes of the batch its Source hands out; the Source's
+}
+
+// newBatchFeed starts a feed fetching with fetch from offset from on, until
+// ctx ends or the feed is stopped. A fetch that fails is tried again as
+// retry says (nil: never); otherwise the error ends the feed. Every answer's
+// high-water mark goes to mark (nil: nowhere).
+func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
+	retry *feedRetry, mark *atomic.Int64, fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
+	ctx, cancel := context.WithCancel(ctx)
+	f := &batchFeed{
+		batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}),
+		fetch: fetch, retry: retry, mark: mark, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
+	}
+	go f.run(ctx, from)
+	return f
+}
+
+// run fetches from next on until ctx ends or an error ends the feed:
+// busy after a batch with messages, long-polled after an empty answer;
+// within the group's byte budget; a batch larger than the fetch size again
+// with the size doubled; errors retrying mends again at the same offset.
+// Every answer's high-water mark becomes the partition's mark. See
+// docs/batch-feed.md, "The feed's loop".
+func (f *batchFeed) run(ctx context.Context, next int64) {
+	defer close(f.done)
+	busy := true
+	size := f.fetchDefault
+	for {
+		reserved, ok := f.budget.reserve(ctx, &f.hold, int64(size))
+		if !ok {
+			return
+		}
+		r := f.fetch(ctx, busy, next, size)
+		if ctx.Err() != nil {
+			return
+		}
+		r.bytes = heldBytes(r.msgs)
+		f.budget.settle(&f.hold, reserved, r.bytes)
+		if errors.Is(r.err, errPartialBatch) {
+			if grown, ok := grownFetchSize(size, f.fetchMax); ok {
+				size, busy = grown, true
+				continue
+			}
+		}
+		if r.err != nil && f.retry.again(ctx, r.err) {
+			busy = true // the next fetch is answered at once
+			continue
+		}
+		if ctx.Err() != nil {
+			return // stopped during a retry's backoff: not the feed's error
+		}
+		if r.err != nil {
+			f.err = r.err
+			select {
+			case f.batches <- r:
+			case <-ctx.Done():
+			}
+			return
+		}
+		f.retry.succeeded()
+		if f.mark != nil && r.hwm > 0 {
+			f.mark.Store(r.hwm)
+		}
+		next = max(next, r.next)
+		busy = len(r.msgs) > 0
+		if !busy {
+			if r.throttle > 0 && !sleepCtx(ctx, r.throttle) {
+				return // throttled by a quota: hold back, as asked
+			}
+			continue // the long poll ended without messages
+		}
+		size = f.fetchDefault
+		select {
+		case f.batches <- r:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// grownFetchSize returns the fetch size after one too small for a record
+// batch: doubled, up to max (0: no cap), as sarama's partition consumer
+// grows it. It returns false when size is max already: the batch can never
+// be fetched (sarama's partition consumer then reports
+// sarama.ErrMessageTooLarge and skips it).
+func grownFetchSize(size, max int32) (int32, bool) {
+	if max > 0 && size >= max {
+		return size, false
+	}
+	grown := size * 2
+	if grown <= 0 { // overflow
+		grown = math.MaxInt32
+	}
+	if max > 0 && grown > max {
+		grown = max
+	}
+	return grown, grown > size
+}
+
+// stop ends the feed and waits for its goroutine. It returns the error
+// that ended the feed, if any.
+func (f *batchFeed) stop() error {
+	f.cancel()
+	<-f.done
+	f.budget.releaseAll(&f.hold)
+	return f.err
+}
+
+// taken notes that the feed's Source took b to hand out.
+func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
+
+// handedOut gives the bytes of the batch the Source took last back to
+// the budget: its last message is handed out.
+func (f *batchFeed) handedOut() {
+	f.budget.release(&f.hold, f.current)
+	f.current = 0
+}

@@ -1,0 +1,99 @@
+package fetch
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+)
+
+// A partition that holds nothing fetches at once, whatever the budget
+// holds; one that holds a batch fetches ahead only while the budget has
+// room, and is let go once room is made, or once it holds nothing itself.
+func TestFeedBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		b := newFeedBudget(100)
+		var a, c feedHold
+		// a holds nothing: no reservation needed, even past the limit.
+		if r, ok := b.reserve(ctx, &a, 1000); !ok || r != 0 {
+			t.Fatalf("empty partition: reserve returned %d, %v; want 0, true", r, ok)
+		}
+		b.settle(&a, 0, 60)
+		// c holds nothing either and fetches 70: the budget is over (130).
+		b.settle(&c, 0, 70)
+		if b.used != 130 || a.held != 60 || c.held != 70 {
+			t.Fatalf("used %d, held %d and %d; want 130, 60, 70", b.used, a.held, c.held)
+		}
+		// a holds a batch: a fetch ahead of 30 must wait for room.
+		got := make(chan int64, 1)
+		go func() {
+			r, _ := b.reserve(ctx, &a, 30)
+			got <- r
+		}()
+		synctest.Wait()
+		select {
+		case r := <-got:
+			t.Fatalf("fetch ahead reserved %d over the budget", r)
+		default:
+		}
+		// c hands out its batch: 60 used, room for 30.
+		b.release(&c, 70)
+		synctest.Wait()
+		if r := <-got; r != 30 || b.used != 90 || a.held != 90 {
+			t.Fatalf("reserved %d, used %d, a holds %d; want 30, 90, 90", r, b.used, a.held)
+		}
+		// The fetch returned 10 of the 30 reserved.
+		b.settle(&a, 30, 10)
+		if b.used != 70 || a.held != 70 {
+			t.Fatalf("after settle: used %d, a holds %d; want 70, 70", b.used, a.held)
+		}
+		// c holds 50 and wants 50 more: no room (170 > 100) until a,
+		// holding the budget, is released; a stopping releases all.
+		b.settle(&c, 0, 50)
+		go func() {
+			r, _ := b.reserve(ctx, &c, 50)
+			got <- r
+		}()
+		synctest.Wait()
+		select {
+		case r := <-got:
+			t.Fatalf("fetch ahead reserved %d over the budget", r)
+		default:
+		}
+		b.releaseAll(&a)
+		synctest.Wait()
+		if r := <-got; r != 50 || b.used != 100 || a.held != 0 {
+			t.Fatalf("reserved %d, used %d, a holds %d; want 50, 100, 0", r, b.used, a.held)
+		}
+		// A partition waiting for room goes on once it holds nothing
+		// itself (its own batch handed out), though the budget is full.
+		b.settle(&a, 0, 20)
+		go func() {
+			r, _ := b.reserve(ctx, &a, 50)
+			got <- r
+		}()
+		synctest.Wait()
+		select {
+		case r := <-got:
+			t.Fatalf("fetch ahead reserved %d over the budget", r)
+		default:
+		}
+		b.release(&a, 20)
+		synctest.Wait()
+		if r := <-got; r != 0 {
+			t.Fatalf("a partition holding nothing reserved %d, want 0", r)
+		}
+		// A wait ends with its context.
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan bool, 1)
+		go func() {
+			_, ok := b.reserve(cctx, &c, 50)
+			done <- ok
+		}()
+		synctest.Wait()
+		cancel()
+		if <-done {
+			t.Fatal("reserve succeeded after its context ended")
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package fetch
+
+import (
+	"context"
+	"math"
+
+	"github.com/IBM/sarama"
+)
+
+// feedSource is a Source read through a batch feed: it hands out the
+// batch in hand one message at a time, then takes the next one the feed
+// fetched meanwhile. See docs/batch-feed.md.
+type feedSource struct {
+	p     *Partition
+	feed  *batchFeed
+	batch []*sarama.ConsumerMessage // what is left of the batch in hand
+}
+
+// feedSource starts a batch feed of the partition at from.
+func (p *Partition) feedSource(from int64) *feedSource {
+	e := p.e
+	conf := e.env.config
+	fetch := feedFetch(e.busy, e.idle, p.topic, p.partition)
+	retry := newFeedRetry(e.env.client, conf.Config, p.topic)
+	retry.retried = func() { e.deps.FeedRetries.Inc(1) }
+	feed := newBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from)
+	return &feedSource{p: p, feed: feed}
+}
+
+// Next implements Source. A feed error ends the source: the partition then
+// reads through sarama's partition consumer until its fetch restarts.
+func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error) {
+	for len(s.batch) == 0 {
+		select {
+		case <-wake:
+			return nil, nil
+		case b := <-s.feed.batches:
+			if b.err != nil {
+				s.p.e.deps.FeedFallbacks.Inc(1)
+				s.p.e.env.log.Info("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
+					"topic", s.p.topic, "partition", s.p.partition, "err", b.err)
+				return nil, ErrSourceEnded
+			}
+			s.batch = b.msgs
+			s.feed.taken(b)
+		}
+	}
+	m := s.batch[0]
+	if s.batch = s.batch[1:]; len(s.batch) == 0 {
+		s.batch = nil // let the batch (and its response buffer) go
+		s.feed.handedOut()
+	}
+	highWaterMark{s.p.mark}.past(m.Offset)
+	return m, nil
+}
+
+// Close implements Source: it stops the feed. Its error is the one that
+// ended the feed, if any.
+func (s *feedSource) Close() error { return s.p.closed(s.feed.stop()) }
+
+// feedFetch is a feed's fetch of one partition: a busy fetch through busy
+// (answered at once), an idle one through idle (long-polled), keeping every
+// message of the answer.
+func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
+	return func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
+		f := busy
+		if !isBusy {
+			f = idle
+		}
+		return f.fetchSized(ctx, topic, partition, offset, math.MaxInt, size)
+	}
+}

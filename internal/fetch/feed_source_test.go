@@ -1,0 +1,94 @@
+package fetch
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// testPartition is a Partition of t/0 in an engine with sarama's default
+// config and no Kafka behind it, fetching until the test ends.
+func testPartition(t *testing.T, mark *atomic.Int64) *Partition {
+	e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{})
+	t.Cleanup(e.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return e.Partition(ctx, "t", 0, mark, nil)
+}
+
+func prefixOf(offsets ...int64) []*sarama.ConsumerMessage {
+	var out []*sarama.ConsumerMessage
+	for _, o := range offsets {
+		out = append(out, &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o})
+	}
+	return out
+}
+
+// next takes the source's next message, which must be at offset want.
+func next(t *testing.T, src Source, want int64) {
+	t.Helper()
+	wake := make(chan struct{})
+	timer := time.AfterFunc(5*time.Second, func() { close(wake) })
+	defer timer.Stop()
+	m, err := src.Next(wake)
+	switch {
+	case err != nil:
+		t.Fatalf("offset %d: the source ended (%v)", want, err)
+	case m == nil:
+		t.Fatalf("offset %d never came", want)
+	case m.Offset != want:
+		t.Fatalf("got offset %d, want %d", m.Offset, want)
+	}
+}
+
+// A partition whose leader holds offsets 0 to 2 of a log of 1,000: the
+// first fetch returns them, later ones wait for the feed to stop.
+func backlogFetch(ctx context.Context, _ bool, offset int64, _ int32) fetchResult {
+	if offset > 0 {
+		<-ctx.Done()
+		return fetchResult{err: ctx.Err()}
+	}
+	msgs := prefixOf(0, 1, 2)
+	for _, m := range msgs {
+		m.Value = []byte("0123456789")
+	}
+	return fetchResult{msgs: msgs, next: 3, hwm: 1000}
+}
+
+// A feed's Source: the partition's high-water mark is the fetch
+// response's (lag counts the backlog, not just the batch), and once the
+// batch is handed out its bytes are back in the group's budget: what is
+// left is at most the fetch size the feed reserved for its next fetch, if
+// it fetched ahead while the batch was still going out.
+func TestFeedSourceHighWaterMarkAndBudget(t *testing.T) {
+	var mark atomic.Int64
+	p := testPartition(t, &mark)
+	budget := newFeedBudget(1 << 20)
+	feed := newBatchFeed(p.ctx, backlogFetch, nil, &mark, 1000, 0, budget, 0)
+	src := &feedSource{p: p, feed: feed}
+	next(t, src, 0)
+	next(t, src, 1)
+	next(t, src, 2)
+	if got := mark.Load(); got != 1000 {
+		t.Errorf("high-water mark %d after the batch, want the response's 1000", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		budget.mu.Lock()
+		used, held := budget.used, feed.hold.held
+		budget.mu.Unlock()
+		if used == held && (held == 0 || held == 1000) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("budget used %d, feed holds %d after the batch went out; want 0 or the 1000 reserved ahead", used, held)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := src.Close(); err != nil {
+		t.Fatalf("feed ended with %v", err)
+	}
+}

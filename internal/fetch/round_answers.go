@@ -1,0 +1,92 @@
+package fetch
+
+import "errors"
+
+// Starved partitions: a round's response byte limit can leave a partition
+// without records, which reads like a batch compacted empty; only a round
+// of its own tells them apart. See docs/batch-feed.md, "Starved
+// partitions".
+
+// starvedAlone is how many times a want may come back starved before its
+// next round holds it alone.
+const starvedAlone = 2
+
+// answer answers batch's wants with results (in the same order), the
+// parsed answers of one round to broker id, except those the response's
+// byte limit starved: those are queued to be fetched again first (see
+// nextRound). f.mu is not held.
+func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
+	fed := false // another partition of the round got records
+	for i, r := range results {
+		if len(r.msgs) > 0 || r.next > batch[i].offset {
+			fed = true
+			break
+		}
+	}
+	var starved []*fetchWant
+	for i, w := range batch {
+		r := results[i]
+		if len(batch) > 1 && w.starved < starvedAlone && errors.Is(r.err, errNoRecordsBelowMark) {
+			if fed {
+				w.starved++
+			} else {
+				w.starved = starvedAlone // only a round of its own tells
+			}
+			starved = append(starved, w)
+			continue
+		}
+		w.done <- r
+	}
+	if len(starved) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.starved[id] = append(f.starved[id], starved...)
+}
+
+// nextRound takes the wants of broker id's next round: starved wants first
+// (see takeStarved), otherwise the pending ones (see takeDistinct). f.mu is
+// held.
+func (f *roundFetcher) nextRound(id int32) []*fetchWant {
+	batch, rest := takeStarved(f.starved[id], f.env.config.Consumer.Fetch.MaxBytes)
+	f.starved[id] = rest
+	if len(batch) > 0 {
+		return batch
+	}
+	batch, rest = takeDistinct(f.pending[id])
+	if !f.longPoll && f.env.config.Batches {
+		var later []*fetchWant
+		batch, later = withinResponseLimit(batch, busyRoundBytes(f.env.config.Config))
+		rest = append(later, rest...)
+	}
+	f.pending[id] = rest
+	return batch
+}
+
+// takeStarved splits starved wants into the next round and the rest. A
+// want starved starvedAlone times goes alone; otherwise the round takes
+// starved wants, each partition once, while their fetch sizes add up to at
+// most maxBytes (the response's limit, 0: none), and at least one, so the
+// limit does not starve them again. Wants whose caller stopped waiting are
+// dropped.
+func takeStarved(starved []*fetchWant, maxBytes int32) (batch, rest []*fetchWant) {
+	seen := make(map[topicPartition]bool, len(starved))
+	var bytes int64
+	for _, w := range starved {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			continue
+		}
+		tp := topicPartition{w.topic, w.partition}
+		alone := w.starved >= starvedAlone
+		if len(batch) > 0 && (alone || batch[0].starved >= starvedAlone || seen[tp] ||
+			maxBytes > 0 && bytes+int64(w.size) > int64(maxBytes)) {
+			rest = append(rest, w)
+			continue
+		}
+		seen[tp] = true
+		bytes += int64(w.size)
+		batch = append(batch, w)
+	}
+	return batch, rest
+}

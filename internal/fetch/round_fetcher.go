@@ -1,0 +1,396 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/brokerconn"
+)
+
+// roundFetcher fetches partitions' record batches directly from their
+// leaders: with Config.Batches, every batch the batch feed hands out (see
+// newFetchers); without, the first batch of a newly claimed partition.
+// A gained partition's first fetch goes out at once, and requests to one
+// broker are coalesced into rounds. See docs/batch-feed.md.
+type roundFetcher struct {
+	env *env
+	// longPoll makes every round wait on the broker for Consumer.Fetch.Min
+	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
+	// fetches); otherwise the broker answers at once.
+	longPoll bool
+	// ownConns sends the rounds over connections of the fetcher's own, one
+	// per broker, instead of the client's (see fetcher_conns.go).
+	ownConns bool
+	conns    map[int32]*sarama.Broker // by broker id; with ownConns (see fetcher_conns.go)
+	dialer   *brokerconn.Dialer       // dials conns; with ownConns
+	closed   bool                     // closeConns was called: no new own connections
+	rounds   sync.WaitGroup           // the round loops running (see run)
+
+	mu       sync.Mutex
+	pending  map[int32][]*fetchWant // by broker id
+	starved  map[int32][]*fetchWant // by broker id: fetched again before pending (see answer)
+	inFlight map[int32]bool
+	// leaders holds, by broker id, the broker the client named leader for
+	// the latest want queued to that id: a round goes to it, not to the
+	// one the round loop started with (the client replaces a broker whose
+	// address changed, and closes the old one).
+	leaders map[int32]*sarama.Broker
+}
+
+type fetchWant struct {
+	ctx       context.Context // the caller's: once it ends, nobody waits for the answer
+	topic     string
+	partition int32
+	offset    int64
+	size      int32            // the partition's fetch size in bytes
+	limit     int              // messages kept at most (at least one)
+	done      chan fetchResult // buffered: the fetcher never blocks on it
+	starved   int              // rounds whose byte limit left it without records (see answer)
+}
+
+type fetchResult struct {
+	msgs []*sarama.ConsumerMessage
+	next int64 // the offset after the last record batch read (kept or not)
+	// hwm is the partition's high-water mark in the response: the offset
+	// after the last message the leader holds, read or not.
+	hwm   int64
+	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	// throttle is how long the broker asked to hold back the next fetch (a
+	// client quota exceeded): the answer holds no messages then.
+	throttle time.Duration
+	err      error
+}
+
+// errLegacyMessageSet says a fetch response held a legacy message set,
+// which only sarama's partition consumer decodes.
+var errLegacyMessageSet = errors.New("legacy message set in the fetch response")
+
+// errFetcherClosed answers the rounds of a fetcher whose own connections
+// were closed (the group is closing).
+var errFetcherClosed = errors.New("fetcher closed")
+
+// errPartialBatch says the first record batch at the offset is larger than
+// the fetch size: the batch feed fetches it again with a larger size
+// (sarama's partition consumer grows its size the same way); the first
+// fetch leaves it to sarama.
+var errPartialBatch = errors.New("record batch larger than the fetch size")
+
+// errNoRecordsBelowMark says a fetch answered no record at an offset below
+// the partition's high-water mark: record batches whose records were all
+// compacted away (sarama's decoder drops them, and with them where they
+// end). A direct fetch cannot step past it; sarama's partition consumer
+// can. A partition the response's byte limit starved reads the same way
+// and is fetched again instead (see answer).
+var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
+
+func newRoundFetcher(e *env) *roundFetcher {
+	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
+		leaders: make(map[int32]*sarama.Broker)}
+}
+
+// newFetchers returns the group's two fetchers: busy reads first batches
+// and, with Config.Batches, the batch feed's fetches answered at once; idle
+// the feed's long polls. Both go over connections of their own: a
+// partition read by sarama's partition consumer long-polls on the client's,
+// and would hold up a fetch queued behind it there.
+func newFetchers(e *env) (busy, idle *roundFetcher) {
+	busy = newRoundFetcher(e)
+	busy.ownConns = true
+	idle = newRoundFetcher(e)
+	idle.longPoll, idle.ownConns = true, true
+	return busy, idle
+}
+
+// fetch returns the messages at and after offset in the first batch the
+// leader returns, at most ChannelBufferSize of them. It returns nothing,
+// and no error, when the fast path does not apply: no stored offset, a
+// Kafka version older than 0.11 (no record batches), read-committed
+// isolation (aborted transactions need filtering), or a legacy message set
+// in the response. Errors are the broker's (for
+// example sarama.ErrOffsetOutOfRange); the caller falls back to the
+// partition consumer alone.
+func (f *roundFetcher) fetch(ctx context.Context, topic string, partition int32, offset int64) ([]*sarama.ConsumerMessage, error) {
+	conf := f.env.config.Config
+	if offset < 0 || !directFetchApplies(conf) {
+		return nil, nil
+	}
+	r := f.fetchUpTo(ctx, topic, partition, offset, max(conf.ChannelBufferSize, 1))
+	return r.msgs, r.err
+}
+
+// directFetchApplies reports whether conf allows direct fetches: record
+// batches (Kafka 0.11 or later) read uncommitted, from the leader, without
+// a RackID (sarama follows the preferred read replica; direct fetches
+// would not). See docs/batch-feed.md, "Where batches come from".
+func directFetchApplies(conf *sarama.Config) bool {
+	return conf.Version.IsAtLeast(sarama.V0_11_0_0) && conf.Consumer.IsolationLevel == sarama.ReadUncommitted &&
+		conf.RackID == ""
+}
+
+// fetchUpTo fetches at offset through the broker's coalesced rounds and
+// keeps at most limit messages; the partition's fetch size is
+// Consumer.Fetch.Default.
+func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition int32, offset int64, limit int) fetchResult {
+	return f.fetchSized(ctx, topic, partition, offset, limit, f.env.config.Consumer.Fetch.Default)
+}
+
+// fetchSized is fetchUpTo with a fetch size of size bytes for the
+// partition.
+func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+	conf := f.env.config.Config
+	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
+	leader, err := f.env.client.Leader(topic, partition)
+	if err != nil {
+		return fetchResult{err: err}
+	}
+	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
+	f.enqueue(leader, w)
+	select {
+	case r := <-w.done:
+		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
+		return r
+	case <-ctx.Done():
+		return fetchResult{err: ctx.Err()}
+	}
+}
+
+// applyInterceptors runs sarama's Consumer.Interceptors on msgs, as sarama's
+// partition consumer does on every message it hands out, so the directly
+// fetched first batch is traced, decrypted or rewritten like the rest. A
+// panicking interceptor is skipped for that message, as sarama does.
+func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama.ConsumerMessage) {
+	for _, m := range msgs {
+		for _, ic := range interceptors {
+			func() {
+				defer func() { _ = recover() }()
+				ic.OnConsume(m)
+			}()
+		}
+	}
+}
+
+// enqueue queues w for the next round to leader, the partition's leader
+// as the client knows it now, and starts that broker's round loop unless
+// it runs.
+func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ownConns && f.closed {
+		w.done <- fetchResult{err: errFetcherClosed} // closeConns waits for no new round
+		return
+	}
+	id := leader.ID()
+	f.pending[id] = append(f.pending[id], w)
+	f.leaders[id] = leader
+	if !f.inFlight[id] {
+		f.inFlight[id] = true
+		f.rounds.Add(1)
+		go func() {
+			defer f.rounds.Done()
+			f.run(id)
+		}()
+	}
+}
+
+// run sends the queued wants of broker id, one request per round, until
+// none are left (see nextRound), each to the broker last named leader under
+// id. A round that finds an own connection closed is sent once more over a
+// new one; a round that fails otherwise, or again, drops its connection,
+// and its wants get the error. See docs/batch-feed.md, "Broken
+// connections".
+func (f *roundFetcher) run(id int32) {
+	for {
+		f.mu.Lock()
+		batch := f.nextRound(id)
+		if len(batch) == 0 {
+			f.inFlight[id] = false
+			f.mu.Unlock()
+			return
+		}
+		conn := f.connTo(f.leaders[id])
+		f.mu.Unlock()
+		resp, err := f.send(conn, batch)
+		if f.ownConns && conn != nil && connectionClosed(err) {
+			f.dropConn(id, conn)
+			f.mu.Lock()
+			conn = f.connTo(f.leaders[id])
+			f.mu.Unlock()
+			resp, err = f.send(conn, batch)
+		}
+		if err != nil && conn != nil {
+			f.dropConn(id, conn)
+		}
+		f.deliver(id, batch, resp, err)
+	}
+}
+
+// takeDistinct splits wants into a batch with at most one want per
+// partition (a fetch request holds each partition once) and the rest.
+// Wants whose caller stopped waiting (a stopped feed, a worker gone) are
+// dropped: fetching them would only delay a live want of the same
+// partition by a round.
+func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
+	seen := make(map[topicPartition]bool, len(wants))
+	for _, w := range wants {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			continue
+		}
+		tp := topicPartition{w.topic, w.partition}
+		if seen[tp] {
+			rest = append(rest, w)
+			continue
+		}
+		seen[tp] = true
+		batch = append(batch, w)
+	}
+	return batch, rest
+}
+
+// send sends one fetch request for batch over broker (nil: the fetcher is
+// closed) and returns the response, or the error of the request itself (a
+// broken connection, a broker gone), not the partitions' own errors.
+func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.FetchResponse, error) {
+	if broker == nil {
+		return nil, errFetcherClosed
+	}
+	conf := f.env.config.Config
+	req := &sarama.FetchRequest{
+		Version:   5, // record batches, isolation level, log start offset
+		MinBytes:  1,
+		MaxBytes:  conf.Consumer.Fetch.MaxBytes,
+		Isolation: sarama.ReadUncommitted,
+	}
+	if f.longPoll {
+		req.MinBytes = conf.Consumer.Fetch.Min
+		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
+	}
+	for _, w := range batch {
+		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
+	}
+	f.env.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
+	resp, err := broker.Fetch(req)
+	f.env.log.Debug("fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
+	return resp, err
+}
+
+// deliver answers every want of batch, a round to broker id, with its
+// share of resp, or with err, but for those the response's byte limit
+// starved (see answer).
+func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
+	if err != nil {
+		for _, w := range batch {
+			w.done <- fetchResult{err: err}
+		}
+		return
+	}
+	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
+		// Over a client quota the broker answers at once, with no
+		// partition, only how long to hold back: nothing yet, as sarama's
+		// partition consumer reads it.
+		for _, w := range batch {
+			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
+		}
+		return
+	}
+	results := make([]fetchResult, len(batch))
+	for i, w := range batch {
+		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
+	}
+	f.answer(id, batch, results)
+}
+
+// parseFirstBatch returns the messages of block at and after w.offset, at
+// most w.limit of them: the partition consumer starts after the last one,
+// so nothing is skipped, and nothing past the limit is decoded. The kept
+// ones alias the response buffer, as sarama's do.
+func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.ConsumerMessage, error) {
+	r := parseRecords(block, w)
+	if errors.Is(r.err, errLegacyMessageSet) {
+		return nil, nil // leave it to sarama
+	}
+	return r.msgs, r.err
+}
+
+// parseRecords is parseFirstBatch that also says where the next fetch
+// starts: after the last message kept, or, when none was kept short of the
+// limit, after the last record batch (control batches, compacted-away
+// records).
+func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
+	if block == nil {
+		return fetchResult{err: errors.New("fetch response without the partition")}
+	}
+	if !errors.Is(block.Err, sarama.ErrNoError) {
+		return fetchResult{err: block.Err}
+	}
+	if block.Partial {
+		return fetchResult{err: errPartialBatch}
+	}
+	limit := max(w.limit, 1)
+	var msgs []*sarama.ConsumerMessage
+	next := w.offset
+	for _, recs := range block.RecordsSet {
+		if recs == nil {
+			continue
+		}
+		batch := recs.RecordBatch
+		if batch == nil {
+			return fetchResult{err: errLegacyMessageSet}
+		}
+		if batch.PartialTrailingRecord {
+			if next == w.offset {
+				// the batch at the offset itself is cut off: only a
+				// larger fetch size reads it
+				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
+			}
+			break // cut off by the fetch size: the next fetch starts at it
+		}
+		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
+		if batch.Control {
+			continue
+		}
+		for _, rec := range batch.Records {
+			o := batch.FirstOffset + rec.OffsetDelta
+			if o < w.offset {
+				continue
+			}
+			ts := batch.FirstTimestamp.Add(rec.TimestampDelta)
+			if batch.LogAppendTime {
+				ts = batch.MaxTimestamp
+			}
+			msgs = append(msgs, &sarama.ConsumerMessage{
+				Topic: w.topic, Partition: w.partition, Offset: o,
+				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
+			})
+			if len(msgs) == limit {
+				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
+			}
+		}
+	}
+	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
+		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
+	}
+	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
+}
+
+// connectionClosed reports whether err says the connection was closed
+// under a request (by the peer, or reset), not that the broker is slow: a
+// timed-out round sent again would wait the read timeout again.
+func connectionClosed(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, closed := range []error{io.EOF, io.ErrUnexpectedEOF, io.ErrClosedPipe, net.ErrClosed,
+		syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE, syscall.ENOTCONN} {
+		if errors.Is(err, closed) {
+			return true
+		}
+	}
+	return false
+}
