@@ -3,7 +3,6 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -11,11 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/tcpproxy"
@@ -100,7 +96,7 @@ func TestIntegrationChaos(t *testing.T) {
 	}
 	t.Cleanup(f.shutdown) // on any failure: nothing may outlive the test
 
-	prod := startChaosProducer(t, topic, rate, maxMessages)
+	prod := startProducerThroughFaults(t, topic, 4, 4*time.Second/rate, maxMessages)
 	defer prod.stop()
 
 	// The fleet starts with a few instances, then churns.
@@ -171,7 +167,7 @@ func TestIntegrationChaos(t *testing.T) {
 		converged.Round(time.Millisecond), partitions, f.liveCount())
 
 	// Stop producing, then everything produced must arrive.
-	produced := prod.stop()
+	produced := prod.nextOffsets()
 	total := 0
 	for _, n := range produced {
 		total += int(n)
@@ -188,7 +184,7 @@ func TestIntegrationChaos(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("produced %d messages (%d send errors) in %v; all delivered %v after the producer stopped",
-		total, prod.errors.Load(), time.Since(start).Round(time.Second), time.Since(drainStart).Round(time.Millisecond))
+		total, prod.failedSends(), time.Since(start).Round(time.Second), time.Since(drainStart).Round(time.Millisecond))
 
 	// The zombies left go now, then the survivors.
 	f.closeExpiredZombies(0)
@@ -556,78 +552,6 @@ func (f *chaosFleet) logErrorSummary() {
 	for _, k := range kinds {
 		f.t.Logf("errors on Errors(): %5d  %s", f.errs[k], k)
 	}
-}
-
-// chaosProducer produces at a bounded rate until stopped or maxMessages.
-type chaosProducer struct {
-	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	errors atomic.Int64
-
-	mu   sync.Mutex
-	next map[int32]int64 // partition -> one past the highest offset acknowledged
-}
-
-func startChaosProducer(t *testing.T, topic string, rate, maxMessages int) *chaosProducer {
-	t.Helper()
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	cp := &chaosProducer{quit: make(chan struct{}), done: make(chan struct{}), next: make(map[int32]int64)}
-	const perTick = 4
-	tick := time.Second * perTick / time.Duration(rate)
-	go func() {
-		defer close(cp.done)
-		defer p.Close()
-		ticker := time.NewTicker(tick)
-		defer ticker.Stop()
-		for sent := 0; sent < maxMessages; {
-			select {
-			case <-cp.quit:
-				return
-			case <-ticker.C:
-			}
-			msgs := make([]*sarama.ProducerMessage, perTick)
-			for i := range msgs {
-				msgs[i] = &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("chaos %d", sent+i))}
-			}
-			sent += perTick
-			err := p.SendMessages(msgs)
-			var failed map[*sarama.ProducerMessage]bool
-			var pes sarama.ProducerErrors
-			if errors.As(err, &pes) {
-				failed = make(map[*sarama.ProducerMessage]bool)
-				for _, pe := range pes {
-					failed[pe.Msg] = true
-				}
-				cp.errors.Add(int64(len(pes)))
-			} else if err != nil {
-				cp.errors.Add(perTick)
-				continue
-			}
-			cp.mu.Lock()
-			for _, m := range msgs {
-				if !failed[m] && m.Offset+1 > cp.next[m.Partition] {
-					cp.next[m.Partition] = m.Offset + 1
-				}
-			}
-			cp.mu.Unlock()
-		}
-	}()
-	return cp
-}
-
-// stop stops producing and returns, per partition, one past the highest
-// acknowledged offset: every offset below it is in the log and must be
-// delivered.
-func (cp *chaosProducer) stop() map[int32]int64 {
-	cp.once.Do(func() { close(cp.quit) })
-	<-cp.done
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	return maps.Clone(cp.next)
 }
 
 // zkChaos runs the ZooKeeper faults of the chaos test, one at a time: the

@@ -69,14 +69,7 @@ func TestIntegrationCompressedTopics(t *testing.T) {
 func TestIntegrationReadCommitted(t *testing.T) {
 	testenv.Integration(t)
 	topic := newTopic(t, 4)
-	cfg := saramaConfig()
-	cfg.Producer.Idempotent = true
-	cfg.Producer.Transaction.ID = testenv.UniqueName("tx")
-	cfg.Net.MaxOpenRequests = 1
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("transactional producer: %v", err)
-	}
+	p := newProducer(t, func(cfg *sarama.Config) { cfg.Producer.Transaction.ID = testenv.UniqueName("tx") })
 	defer p.Close()
 	want := newProducedRecords()
 	for i, commit := range []bool{true, false, true} {
@@ -87,6 +80,7 @@ func TestIntegrationReadCommitted(t *testing.T) {
 		if err := p.SendMessages(msgs); err != nil {
 			t.Fatalf("produce in transaction %d: %v", i, err)
 		}
+		var err error
 		if commit {
 			err = p.CommitTxn()
 			want.add(msgs)
@@ -165,21 +159,12 @@ func recordMessages(topic string, first, n int) []*sarama.ProducerMessage {
 // partitions and offsets the broker gave them.
 func produceRecords(t *testing.T, topic string, n int, configure func(*sarama.Config)) producedRecords {
 	t.Helper()
-	cfg := saramaConfig()
-	configure(cfg)
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
+	p := newProducer(t, configure)
 	defer p.Close()
+	msgs := recordMessages(topic, 0, n)
+	sendAll(t, p, msgs)
 	want := newProducedRecords()
-	for sent := 0; sent < n; sent += 500 {
-		msgs := recordMessages(topic, sent, min(500, n-sent))
-		if err := p.SendMessages(msgs); err != nil {
-			t.Fatalf("produce to %s: %v", topic, err)
-		}
-		want.add(msgs)
-	}
+	want.add(msgs)
 	return want
 }
 

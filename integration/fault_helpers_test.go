@@ -2,14 +2,10 @@ package integration
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
-
 	"github.com/zkgroup/kafka/consumergroup"
-	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -23,84 +19,6 @@ func joinVia(t testing.TB, zkAddr, group string, topics []string, cfg *consumerg
 		t.Fatalf("join %s through %s: %v", group, zkAddr, err)
 	}
 	return cg
-}
-
-// streamProducer produces to a topic in the background: batch messages
-// (round-robin over the partitions) every period, until stop is called or
-// limit messages were sent. It counts what each partition received.
-type streamProducer struct {
-	stopC chan struct{}
-	done  chan struct{}
-
-	mu     sync.Mutex
-	counts map[int32]int64
-	sent   int
-	err    error
-}
-
-func startProducer(t testing.TB, topic string, batch int, period time.Duration, limit int) *streamProducer {
-	t.Helper()
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	sp := &streamProducer{stopC: make(chan struct{}), done: make(chan struct{}), counts: make(map[int32]int64)}
-	go func() {
-		defer close(sp.done)
-		defer p.Close()
-		tick := time.NewTicker(period)
-		defer tick.Stop()
-		for i := 0; i < limit; {
-			var msgs []*sarama.ProducerMessage
-			for ; len(msgs) < batch && i < limit; i++ {
-				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
-			}
-			if err := p.SendMessages(msgs); err != nil {
-				sp.mu.Lock()
-				sp.err = fmt.Errorf("produce to %s: %w", topic, err)
-				sp.mu.Unlock()
-				return
-			}
-			sp.mu.Lock()
-			for _, m := range msgs {
-				sp.counts[m.Partition]++
-			}
-			sp.sent += len(msgs)
-			sp.mu.Unlock()
-			select {
-			case <-sp.stopC:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	t.Cleanup(func() { sp.stop() })
-	return sp
-}
-
-// Sent returns how many messages were acknowledged so far.
-func (sp *streamProducer) Sent() int {
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return sp.sent
-}
-
-// stop ends production and returns what each partition received; an error
-// means some batch was not acknowledged (and is not counted).
-func (sp *streamProducer) stop() (map[int32]int64, error) {
-	select {
-	case <-sp.stopC:
-	default:
-		close(sp.stopC)
-	}
-	<-sp.done
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	counts := make(map[int32]int64, len(sp.counts))
-	for p, c := range sp.counts {
-		counts[p] = c
-	}
-	return counts, sp.err
 }
 
 // groupState reads a group's registrations, owners and offsets through its

@@ -16,20 +16,6 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-func saramaConfig() *sarama.Config {
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_8_0_0
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
-	// Idempotent: a send retried after a timeout on a loaded machine must
-	// not write its messages twice, or a partition holds more messages than
-	// produce counted, and "every message delivered" is judged wrong.
-	cfg.Producer.Idempotent = true
-	cfg.Net.MaxOpenRequests = 1
-	return cfg
-}
-
 // newTopic creates a topic with a unique name and the given partition count,
 // waits until every partition has a leader, and deletes it after the test.
 func newTopic(t testing.TB, partitions int32) string {
@@ -37,36 +23,6 @@ func newTopic(t testing.TB, partitions int32) string {
 	name := testenv.UniqueName("it")
 	testenv.CreateTopic(t, name, partitions)
 	return name
-}
-
-// produce sends n messages round-robin over the topic's partitions and
-// returns how many went to each partition.
-func produce(t testing.TB, topic string, n int) map[int32]int64 {
-	t.Helper()
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	defer p.Close()
-	counts := make(map[int32]int64)
-	const batch = 500
-	for sent := 0; sent < n; sent += batch {
-		var msgs []*sarama.ProducerMessage
-		for i := sent; i < min(sent+batch, n); i++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			var pe sarama.ProducerErrors
-			if errors.As(err, &pe) && len(pe) > 0 {
-				t.Fatalf("produce to %s: %v (first: partition %d: %v)", topic, err, pe[0].Msg.Partition, pe[0].Err)
-			}
-			t.Fatalf("produce to %s: %v", topic, err)
-		}
-		for _, m := range msgs {
-			counts[m.Partition]++
-		}
-	}
-	return counts
 }
 
 // kraftRefresh is Kafka.RefreshInterval in the tests on a KRaft stack:

@@ -42,35 +42,6 @@ func metadataSources() []metadataSource {
 		metadataSource{"kafka metadata, 10s (default)", consumergroup.DefaultKafkaRefreshInterval})
 }
 
-// produceOneTo sends one message to topic/partition, retrying with a new
-// producer (whose metadata is fresh) while the partition is unknown to it.
-func produceOneTo(t testing.TB, topic string, partition int32) {
-	t.Helper()
-	cfg := saramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := sendOne(cfg, topic, partition)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("produce to %s/%d: %v", topic, partition, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func sendOne(cfg *sarama.Config, topic string, partition int32) error {
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	_, _, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("x")})
-	return err
-}
-
 // TestIntegrationMetadataPickup: partitions added to a subscribed topic
 // are consumed by a group of each metadata source, within the source's
 // bound (at once for the ZooKeeper watch, the refresh interval for Kafka's

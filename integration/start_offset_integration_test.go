@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -10,31 +9,6 @@ import (
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
-
-// produceTo sends n[p] messages to each partition p of topic and returns
-// the counts.
-func produceTo(t testing.TB, topic string, n map[int32]int) map[int32]int64 {
-	t.Helper()
-	cfg := saramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	defer p.Close()
-	counts := make(map[int32]int64)
-	for part, c := range n {
-		var msgs []*sarama.ProducerMessage
-		for i := range c {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: part, Value: sarama.StringEncoder(fmt.Sprintf("m%d", i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			t.Fatalf("produce to %s/%d: %v", topic, part, err)
-		}
-		counts[part] = int64(c)
-	}
-	return counts
-}
 
 // waitOffsets waits until every partition 0..partitions-1 of topic has an
 // offset node holding want[p] (0 when absent from want) and returns how
