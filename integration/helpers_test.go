@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -62,112 +59,6 @@ func zkClient(t testing.TB) *kazoo.Kazoo {
 	return kz
 }
 
-func join(t testing.TB, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {
-	t.Helper()
-	if cfg == nil {
-		cfg = testConfig()
-	}
-	cg, err := consumergroup.JoinConsumerGroup(group, topics, []string{testenv.ZKAddr()}, cfg)
-	if err != nil {
-		t.Fatalf("join %s: %v", group, err)
-	}
-	return cg
-}
-
-// delivery is one message handed to one consumer.
-type delivery struct {
-	consumer  int
-	topic     string
-	partition int32
-	offset    int64
-	at        time.Time
-}
-
-// ledger records every delivery of every consumer of a test.
-type ledger struct {
-	mu   sync.Mutex
-	all  []delivery
-	seen map[string]int // "topic/partition/offset" -> times delivered
-}
-
-func newLedger() *ledger { return &ledger{seen: make(map[string]int)} }
-
-func (l *ledger) add(d delivery) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, d)
-	l.seen[fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)]++
-}
-
-func (l *ledger) distinct() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.seen)
-}
-
-func (l *ledger) duplicates() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, c := range l.seen {
-		n += c - 1
-	}
-	return n
-}
-
-// missing counts the produced messages never delivered.
-func (l *ledger) missing(topic string, counts map[int32]int64) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for p, c := range counts {
-		for o := int64(0); o < c; o++ {
-			if l.seen[fmt.Sprintf("%s/%d/%d", topic, p, o)] == 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// readGroup reads cg's messages until Close closes both channels: each is
-// recorded in l as delivered to consumer id, held for work (a stand-in for
-// the application's processing time; 0 for none), then marked. onError
-// sees every error. The returned channel closes when both are drained.
-func readGroup(cg *consumergroup.ConsumerGroup, id int, l *ledger, work time.Duration, onError func(error)) (done <-chan struct{}) {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		msgs, errs := cg.Messages(), cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				if work > 0 {
-					time.Sleep(work)
-				}
-				_ = cg.CommitUpto(m)
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				onError(err)
-			}
-		}
-	}()
-	return ch
-}
-
-// consume is readGroup without processing time, logging errors.
-func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (done <-chan struct{}) {
-	return readGroup(cg, id, l, 0, func(err error) { t.Logf("consumer %d: error: %v", id, err) })
-}
-
 // waitFor polls cond every 20 ms until it holds or timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -177,12 +68,5 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func closeGroup(t testing.TB, cg *consumergroup.ConsumerGroup) {
-	t.Helper()
-	if err := cg.Close(); err != nil && !errors.Is(err, consumergroup.AlreadyClosing) {
-		t.Errorf("close: %v", err)
 	}
 }

@@ -3,23 +3,9 @@ package integration
 import (
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/kazoo"
 )
-
-// Helpers of the fault-injection tests.
-
-// joinVia is join with an explicit ZooKeeper address (a tcpproxy's, say).
-func joinVia(t testing.TB, zkAddr, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {
-	t.Helper()
-	cg, err := consumergroup.JoinConsumerGroup(group, topics, []string{zkAddr}, cfg)
-	if err != nil {
-		t.Fatalf("join %s through %s: %v", group, zkAddr, err)
-	}
-	return cg
-}
 
 // groupState reads a group's registrations, owners and offsets through its
 // own ZooKeeper client, for tests to wait on.
@@ -28,6 +14,7 @@ type groupState struct {
 	cg *kazoo.Consumergroup
 }
 
+// newGroupState opens a groupState of group, closed when the test ends.
 func newGroupState(t testing.TB, group string) *groupState {
 	t.Helper()
 	kz := zkClient(t)
@@ -70,38 +57,4 @@ func (g *groupState) offsets(topic string, partitions int32) (map[int32]int64, e
 		out[p] = o
 	}
 	return out, nil
-}
-
-// snapshot returns a copy of every delivery recorded so far.
-func (l *ledger) snapshot() []delivery {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]delivery(nil), l.all...)
-}
-
-// deliveredBy reports whether consumer delivered a message of every
-// partition in ps at or after since.
-func (l *ledger) deliveredBy(consumer int, since time.Time, ps []int32) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	seen := make(map[int32]bool)
-	for _, d := range l.all {
-		if d.consumer == consumer && !d.at.Before(since) {
-			seen[d.partition] = true
-		}
-	}
-	for _, p := range ps {
-		if !seen[p] {
-			return false
-		}
-	}
-	return true
-}
-
-func allPartitions(n int32) []int32 {
-	ps := make([]int32, n)
-	for i := range ps {
-		ps[i] = int32(i)
-	}
-	return ps
 }
