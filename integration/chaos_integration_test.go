@@ -78,15 +78,13 @@ func TestIntegrationChaos(t *testing.T) {
 
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("chaos")
-	obs := observeOffsets(t, group, topic, partitions) // before the first join
-	h := newHistory(t, group, topic, partitions)
+	h := newHistory(t, group, topic, partitions) // before the first join
 	zkFaults := testenv.ZKNodes() == 3
 	if zkFaults {
 		t.Cleanup(func() { restoreEnsemble(t) })
 	}
 
 	checker := zkClient(t)
-
 	l := newLedger()
 	h.attach(l)
 	f := &chaosFleet{
@@ -152,7 +150,7 @@ func TestIntegrationChaos(t *testing.T) {
 	var why string
 	for {
 		var ok bool
-		ok, why = checkOwnership(checker, group, topic, partitions, f.liveCount())
+		ok, why = h.convergedNow(expectation{liveCount: f.liveCount(), assigned: true})
 		if ok {
 			break
 		}
@@ -200,12 +198,11 @@ func TestIntegrationChaos(t *testing.T) {
 	}
 
 	dups, afterCrash := f.duplicates()
-	sets, missed := obs.Counts()
-	regressions := obs.Regressions()
+	regressions := rep.violations[invBackwards]
 	t.Logf("RESULT churn=%v seed=%d converge=%v lost=%d regressions=%d duplicates=%d (after a crash %d, other %d) "+
 		"deliveries=%d distinct=%d commits-seen=%d (coalesced %d) maxCleanClose=%v maxZombieClose=%v crashes=%d",
 		churn, seed, converged.Round(time.Millisecond), lost, len(regressions), dups, afterCrash, dups-afterCrash,
-		len(l.all), l.distinct(), sets, missed, f.maxClose[false].Round(time.Millisecond), f.maxClose[true].Round(time.Millisecond),
+		len(l.all), l.distinct(), rep.offsetWrites, rep.missedSets, f.maxClose[false].Round(time.Millisecond), f.maxClose[true].Round(time.Millisecond),
 		f.crashes)
 	f.logErrorSummary()
 
@@ -241,69 +238,6 @@ func TestIntegrationChaos(t *testing.T) {
 	if d, bound := f.maxClose[true], testConfig().Offsets.ProcessingTimeout+5*time.Second; d > bound {
 		t.Errorf("a Close of a crashed instance took %v, more than ProcessingTimeout + 5s (%v)", d, bound)
 	}
-}
-
-// checkOwnership reports whether every partition is owned by the instance
-// the group's assignment names, among exactly wantLive registered instances.
-// It reads ZooKeeper from its own client, as an operator's tool would.
-func checkOwnership(kz *kazoo.Kazoo, group, topic string, partitions int32, wantLive int) (bool, string) {
-	cg := kz.Consumergroup(group)
-	insts, err := cg.Instances()
-	if err != nil {
-		return false, fmt.Sprintf("list instances: %v", err)
-	}
-	if len(insts) != wantLive {
-		return false, fmt.Sprintf("%d instances registered, want the %d live ones (zombie sessions not expired yet?)", len(insts), wantLive)
-	}
-	registered := make(map[string]bool)
-	var ids []string
-	for _, i := range insts {
-		registered[i.ID] = true
-		ids = append(ids, i.ID)
-	}
-	parts, err := kz.Topic(topic).Partitions()
-	if err != nil {
-		return false, fmt.Sprintf("partitions: %v", err)
-	}
-	var infos []consumergroup.PartitionInfo
-	for _, p := range parts {
-		leader, err := p.Leader()
-		if err != nil {
-			leader = -1
-		}
-		infos = append(infos, consumergroup.PartitionInfo{ID: p.ID, Leader: leader})
-	}
-	assigned, err := consumergroup.Assign(consumergroup.DefaultAssignmentStrategy, ids, infos)
-	if err != nil {
-		return false, err.Error()
-	}
-	want := make(map[int32]string)
-	for id, ps := range assigned {
-		for _, p := range ps {
-			want[p.ID] = id
-		}
-	}
-	var problems []string
-	for p := int32(0); p < partitions; p++ {
-		owner, err := cg.PartitionOwner(topic, p)
-		switch {
-		case err != nil:
-			problems = append(problems, fmt.Sprintf("%d: %v", p, err))
-		case owner == nil:
-			problems = append(problems, fmt.Sprintf("%d: unowned", p))
-		case !registered[owner.ID]:
-			problems = append(problems, fmt.Sprintf("%d: owner %s is not registered", p, owner.ID))
-		case owner.ID != want[p]:
-			problems = append(problems, fmt.Sprintf("%d: owned by %s, assigned to %s", p, owner.ID, want[p]))
-		}
-	}
-	if len(problems) > 0 {
-		if len(problems) > 5 {
-			problems = append(problems[:5], fmt.Sprintf("... %d more", len(problems)-5))
-		}
-		return false, fmt.Sprintf("%d/%d partitions not converged: %s", len(problems), partitions, strings.Join(problems, "; "))
-	}
-	return true, ""
 }
 
 // chaosInstance is one member of the fleet.
