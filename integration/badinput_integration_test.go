@@ -153,7 +153,7 @@ func TestIntegrationBadInput(t *testing.T) {
 		counts := produce(t, topic, 20)
 
 		cg := join(t, group, []string{topic, missing}, nil)
-		c := collect(cg)
+		c := collect(cg, 1)
 		defer func() {
 			closeGroup(t, cg)
 			<-c.done
@@ -200,7 +200,7 @@ func TestIntegrationBadInput(t *testing.T) {
 		cfg := testConfig()
 		cfg.Claim.RetryCooldown = 300 * time.Millisecond
 		cg := join(t, group, []string{topic}, cfg)
-		c := collect(cg)
+		c := collect(cg, 1)
 		defer func() {
 			closeGroup(t, cg)
 			<-c.done
@@ -283,8 +283,9 @@ func configErrorFields(err error) []string {
 	return out
 }
 
-// collector reads a group's messages (marking each) into a ledger and keeps
-// its errors, until Close closes both channels.
+// collector reads a group's messages (marking each) into a ledger, as
+// delivered to consumer id, and keeps its errors, until Close closes both
+// channels.
 type collector struct {
 	ledger *ledger
 	done   <-chan struct{}
@@ -292,9 +293,9 @@ type collector struct {
 	errs   []error
 }
 
-func collect(cg *consumergroup.ConsumerGroup) *collector {
+func collect(cg *consumergroup.ConsumerGroup, id int) *collector {
 	c := &collector{ledger: newLedger()}
-	c.done = readGroup(cg, 1, c.ledger, 0, func(err error) {
+	c.done = readGroup(cg, id, c.ledger, 0, func(err error) {
 		c.mu.Lock()
 		c.errs = append(c.errs, err)
 		c.mu.Unlock()
@@ -302,6 +303,7 @@ func collect(cg *consumergroup.ConsumerGroup) *collector {
 	return c
 }
 
+// errors returns the errors reported so far.
 func (c *collector) errors() []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -27,7 +27,7 @@ func TestIntegrationClaimStolen(t *testing.T) {
 	cfg.Offsets.CommitInterval = 50 * time.Millisecond
 	cfg.Claim.RetryCooldown = 10 * time.Second // must not delay the claim again
 	cg := join(t, group, []string{topic}, cfg)
-	c := collect(cg)
+	c := collect(cg, 1)
 	h.attach(c.ledger)
 	defer func() {
 		closeGroup(t, cg)
