@@ -55,9 +55,12 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 	produceOneTo(t, topic, 0)
 	sources := metadataSources()
 	ledgers := make([]*ledger, len(sources))
+	histories := make([]*history, len(sources))
 	for i, s := range sources {
+		group := testenv.UniqueName("g")
 		ledgers[i] = newLedger()
-		cg := join(t, testenv.UniqueName("g"), []string{topic}, s.config())
+		histories[i] = recordDeliveries(t, group, topic, rounds+1, ledgers[i])
+		cg := join(t, group, []string{topic}, s.config())
 		done := consume(t, i, cg, ledgers[i])
 		t.Cleanup(func() { closeGroup(t, cg); <-done })
 	}
@@ -97,6 +100,13 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 			}
 			lat[i] = append(lat[i], d.Round(time.Millisecond))
 		}
+	}
+	produced := make(map[int32]int64)
+	for p := range int32(rounds + 1) {
+		produced[p] = 1
+	}
+	for _, h := range histories {
+		h.assert(expectation{produced: produced})
 	}
 	for i, s := range sources {
 		sorted := slices.Clone(lat[i])
