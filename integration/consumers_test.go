@@ -46,6 +46,20 @@ func joinVia(t testing.TB, zkAddr, group string, topics []string, cfg *consumerg
 // the application's processing time; 0 for none), then marked. onError
 // sees every error. The returned channel closes when both are drained.
 func readGroup(cg *consumergroup.ConsumerGroup, id int, l *ledger, work time.Duration, onError func(error)) (done <-chan struct{}) {
+	return drainGroup(cg, func(m *sarama.ConsumerMessage) {
+		l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+		if work > 0 {
+			time.Sleep(work)
+		}
+		_ = cg.CommitUpto(m)
+	}, onError)
+}
+
+// drainGroup is the reading loop of every harness on the Messages() API:
+// it hands each message to onMessage and each error to onError, in one
+// goroutine, until Close closes both channels; the returned channel closes
+// then. onMessage decides whether to mark.
+func drainGroup(cg *consumergroup.ConsumerGroup, onMessage func(*sarama.ConsumerMessage), onError func(error)) (done <-chan struct{}) {
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
@@ -57,11 +71,7 @@ func readGroup(cg *consumergroup.ConsumerGroup, id int, l *ledger, work time.Dur
 					msgs = nil
 					continue
 				}
-				l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				if work > 0 {
-					time.Sleep(work)
-				}
-				_ = cg.CommitUpto(m)
+				onMessage(m)
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil
