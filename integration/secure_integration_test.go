@@ -105,6 +105,7 @@ func TestIntegrationSecureIntruder(t *testing.T) {
 
 	prod := startProducer(t, topic, 4, 20*time.Millisecond, 100000)
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l) // plain port, read-only: world may read
 	var errs atomic.Int64
 	onErr := func(err error) { errs.Add(1); t.Logf("error: %v", err) }
 	a := joinVia(t, s.zkTLS, group, topics, s.groupConfig(t, user, pw))
@@ -195,6 +196,9 @@ func TestIntegrationSecureIntruder(t *testing.T) {
 	}
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicate deliveries", d)
+	}
+	if rep := h.assert(expectation{produced: counts}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v)", rep.dups, rep.dupsBy)
 	}
 	if n := errs.Load(); n != 0 {
 		t.Errorf("the members saw %d errors", n)
