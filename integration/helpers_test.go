@@ -13,6 +13,10 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
+// The test stack: topics, the group config of the tests, a ZooKeeper client
+// and waiting on a condition. Producers, consumers, the ledger and the
+// history recorder have files of their own.
+
 // newTopic creates a topic with a unique name and the given partition count,
 // waits until every partition has a leader, and deletes it after the test.
 func newTopic(t testing.TB, partitions int32) string {

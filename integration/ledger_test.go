@@ -25,8 +25,10 @@ type ledger struct {
 	seen map[string]int // "topic/partition/offset" -> times delivered
 }
 
+// newLedger returns an empty ledger.
 func newLedger() *ledger { return &ledger{seen: make(map[string]int)} }
 
+// add records d; safe for concurrent use by every consumer of a test.
 func (l *ledger) add(d delivery) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -34,12 +36,14 @@ func (l *ledger) add(d delivery) {
 	l.seen[fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)]++
 }
 
+// distinct returns how many different messages were delivered.
 func (l *ledger) distinct() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.seen)
 }
 
+// duplicates returns how many deliveries repeated an earlier one.
 func (l *ledger) duplicates() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
