@@ -230,22 +230,14 @@ func (d *deliveries) result() map[int32][]*sarama.ConsumerMessage {
 	return d.byPart
 }
 
+// readAllMessages is the consumePath through Messages() and CommitUpto.
 func readAllMessages(t *testing.T, group, topic string, n int, cfg *consumergroup.Config, beforeClose func()) map[int32][]*sarama.ConsumerMessage {
 	cg := join(t, group, []string{topic}, cfg)
 	d := newDeliveries(n)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m := range cg.Messages() {
-			d.add(m)
-			_ = cg.CommitUpto(m)
-		}
-	}()
-	go func() {
-		for err := range cg.Errors() {
-			t.Logf("error: %v", err)
-		}
-	}()
+	done := drainGroup(cg, func(m *sarama.ConsumerMessage) {
+		d.add(m)
+		_ = cg.CommitUpto(m)
+	}, func(err error) { t.Logf("error: %v", err) })
 	d.wait(t)
 	beforeClose()
 	closeGroup(t, cg)
@@ -266,6 +258,8 @@ func (h recordingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.C
 	return nil
 }
 
+// readAllHandler is the consumePath through Consume with a
+// recordingHandler; a Consume error fails the test.
 func readAllHandler(t *testing.T, group, topic string, n int, cfg *consumergroup.Config, beforeClose func()) map[int32][]*sarama.ConsumerMessage {
 	g, err := consumergroup.NewConsumerGroup(group, []string{testenv.ZKAddr()}, cfg)
 	if err != nil {
