@@ -152,8 +152,12 @@ func TestIntegrationBadInput(t *testing.T) {
 		group := testenv.UniqueName("g")
 		counts := produce(t, topic, 20)
 
+		hTopic := newHistory(t, group, topic, 1)
+		hMissing := newHistory(t, group, missing, 3) // created below
 		cg := join(t, group, []string{topic, missing}, nil)
-		c := collect(cg)
+		c := collect(cg, 1)
+		hTopic.attach(c.ledger)
+		hMissing.attach(c.ledger)
 		defer func() {
 			closeGroup(t, cg)
 			<-c.done
@@ -180,6 +184,8 @@ func TestIntegrationBadInput(t *testing.T) {
 		for _, err := range c.errors() {
 			t.Logf("reported: %v", err)
 		}
+		hTopic.assert(expectation{produced: counts})
+		hMissing.assert(expectation{produced: mcounts})
 	})
 
 	t.Run("corrupt stored offset", func(t *testing.T) {
@@ -199,8 +205,10 @@ func TestIntegrationBadInput(t *testing.T) {
 
 		cfg := testConfig()
 		cfg.Claim.RetryCooldown = 300 * time.Millisecond
+		h := newHistory(t, group, topic, 1)
 		cg := join(t, group, []string{topic}, cfg)
-		c := collect(cg)
+		c := collect(cg, 1)
+		h.attach(c.ledger)
 		defer func() {
 			closeGroup(t, cg)
 			<-c.done
@@ -228,6 +236,7 @@ func TestIntegrationBadInput(t *testing.T) {
 		if first != 5 {
 			t.Errorf("after the repair, consumption started at %d, want 5", first)
 		}
+		h.assert(expectation{produced: map[int32]int64{0: 20}, from: map[int32]int64{0: 5}})
 	})
 }
 
@@ -283,8 +292,9 @@ func configErrorFields(err error) []string {
 	return out
 }
 
-// collector reads a group's messages (marking each) into a ledger and keeps
-// its errors, until Close closes both channels.
+// collector reads a group's messages (marking each) into a ledger, as
+// delivered to consumer id, and keeps its errors, until Close closes both
+// channels.
 type collector struct {
 	ledger *ledger
 	done   <-chan struct{}
@@ -292,9 +302,9 @@ type collector struct {
 	errs   []error
 }
 
-func collect(cg *consumergroup.ConsumerGroup) *collector {
+func collect(cg *consumergroup.ConsumerGroup, id int) *collector {
 	c := &collector{ledger: newLedger()}
-	c.done = readGroup(cg, 1, c.ledger, 0, func(err error) {
+	c.done = readGroup(cg, id, c.ledger, 0, func(err error) {
 		c.mu.Lock()
 		c.errs = append(c.errs, err)
 		c.mu.Unlock()
@@ -302,6 +312,7 @@ func collect(cg *consumergroup.ConsumerGroup) *collector {
 	return c
 }
 
+// errors returns the errors reported so far.
 func (c *collector) errors() []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

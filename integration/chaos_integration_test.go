@@ -3,7 +3,6 @@ package integration
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -11,11 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/tcpproxy"
@@ -82,15 +78,13 @@ func TestIntegrationChaos(t *testing.T) {
 
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("chaos")
-	obs := observeOffsets(t, group, topic, partitions) // before the first join
-	h := newHistory(t, group, topic, partitions)
+	h := newHistory(t, group, topic, partitions) // before the first join
 	zkFaults := testenv.ZKNodes() == 3
 	if zkFaults {
 		t.Cleanup(func() { restoreEnsemble(t) })
 	}
 
 	checker := zkClient(t)
-
 	l := newLedger()
 	h.attach(l)
 	f := &chaosFleet{
@@ -100,7 +94,7 @@ func TestIntegrationChaos(t *testing.T) {
 	}
 	t.Cleanup(f.shutdown) // on any failure: nothing may outlive the test
 
-	prod := startChaosProducer(t, topic, rate, maxMessages)
+	prod := startProducerThroughFaults(t, topic, 4, 4*time.Second/rate, maxMessages)
 	defer prod.stop()
 
 	// The fleet starts with a few instances, then churns.
@@ -156,7 +150,7 @@ func TestIntegrationChaos(t *testing.T) {
 	var why string
 	for {
 		var ok bool
-		ok, why = checkOwnership(checker, group, topic, partitions, f.liveCount())
+		ok, why = h.convergedNow(expectation{liveCount: f.liveCount(), assigned: true})
 		if ok {
 			break
 		}
@@ -171,7 +165,7 @@ func TestIntegrationChaos(t *testing.T) {
 		converged.Round(time.Millisecond), partitions, f.liveCount())
 
 	// Stop producing, then everything produced must arrive.
-	produced := prod.stop()
+	produced := prod.nextOffsets()
 	total := 0
 	for _, n := range produced {
 		total += int(n)
@@ -188,7 +182,7 @@ func TestIntegrationChaos(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("produced %d messages (%d send errors) in %v; all delivered %v after the producer stopped",
-		total, prod.errors.Load(), time.Since(start).Round(time.Second), time.Since(drainStart).Round(time.Millisecond))
+		total, prod.failedSends(), time.Since(start).Round(time.Second), time.Since(drainStart).Round(time.Millisecond))
 
 	// The zombies left go now, then the survivors.
 	f.closeExpiredZombies(0)
@@ -204,12 +198,11 @@ func TestIntegrationChaos(t *testing.T) {
 	}
 
 	dups, afterCrash := f.duplicates()
-	sets, missed := obs.Counts()
-	regressions := obs.Regressions()
+	regressions := rep.violations[invBackwards]
 	t.Logf("RESULT churn=%v seed=%d converge=%v lost=%d regressions=%d duplicates=%d (after a crash %d, other %d) "+
 		"deliveries=%d distinct=%d commits-seen=%d (coalesced %d) maxCleanClose=%v maxZombieClose=%v crashes=%d",
 		churn, seed, converged.Round(time.Millisecond), lost, len(regressions), dups, afterCrash, dups-afterCrash,
-		len(l.all), l.distinct(), sets, missed, f.maxClose[false].Round(time.Millisecond), f.maxClose[true].Round(time.Millisecond),
+		len(l.all), l.distinct(), rep.offsetWrites, rep.missedSets, f.maxClose[false].Round(time.Millisecond), f.maxClose[true].Round(time.Millisecond),
 		f.crashes)
 	f.logErrorSummary()
 
@@ -245,69 +238,6 @@ func TestIntegrationChaos(t *testing.T) {
 	if d, bound := f.maxClose[true], testConfig().Offsets.ProcessingTimeout+5*time.Second; d > bound {
 		t.Errorf("a Close of a crashed instance took %v, more than ProcessingTimeout + 5s (%v)", d, bound)
 	}
-}
-
-// checkOwnership reports whether every partition is owned by the instance
-// the group's assignment names, among exactly wantLive registered instances.
-// It reads ZooKeeper from its own client, as an operator's tool would.
-func checkOwnership(kz *kazoo.Kazoo, group, topic string, partitions int32, wantLive int) (bool, string) {
-	cg := kz.Consumergroup(group)
-	insts, err := cg.Instances()
-	if err != nil {
-		return false, fmt.Sprintf("list instances: %v", err)
-	}
-	if len(insts) != wantLive {
-		return false, fmt.Sprintf("%d instances registered, want the %d live ones (zombie sessions not expired yet?)", len(insts), wantLive)
-	}
-	registered := make(map[string]bool)
-	var ids []string
-	for _, i := range insts {
-		registered[i.ID] = true
-		ids = append(ids, i.ID)
-	}
-	parts, err := kz.Topic(topic).Partitions()
-	if err != nil {
-		return false, fmt.Sprintf("partitions: %v", err)
-	}
-	var infos []consumergroup.PartitionInfo
-	for _, p := range parts {
-		leader, err := p.Leader()
-		if err != nil {
-			leader = -1
-		}
-		infos = append(infos, consumergroup.PartitionInfo{ID: p.ID, Leader: leader})
-	}
-	assigned, err := consumergroup.Assign(consumergroup.DefaultAssignmentStrategy, ids, infos)
-	if err != nil {
-		return false, err.Error()
-	}
-	want := make(map[int32]string)
-	for id, ps := range assigned {
-		for _, p := range ps {
-			want[p.ID] = id
-		}
-	}
-	var problems []string
-	for p := int32(0); p < partitions; p++ {
-		owner, err := cg.PartitionOwner(topic, p)
-		switch {
-		case err != nil:
-			problems = append(problems, fmt.Sprintf("%d: %v", p, err))
-		case owner == nil:
-			problems = append(problems, fmt.Sprintf("%d: unowned", p))
-		case !registered[owner.ID]:
-			problems = append(problems, fmt.Sprintf("%d: owner %s is not registered", p, owner.ID))
-		case owner.ID != want[p]:
-			problems = append(problems, fmt.Sprintf("%d: owned by %s, assigned to %s", p, owner.ID, want[p]))
-		}
-	}
-	if len(problems) > 0 {
-		if len(problems) > 5 {
-			problems = append(problems[:5], fmt.Sprintf("... %d more", len(problems)-5))
-		}
-		return false, fmt.Sprintf("%d/%d partitions not converged: %s", len(problems), partitions, strings.Join(problems, "; "))
-	}
-	return true, ""
 }
 
 // chaosInstance is one member of the fleet.
@@ -556,78 +486,6 @@ func (f *chaosFleet) logErrorSummary() {
 	for _, k := range kinds {
 		f.t.Logf("errors on Errors(): %5d  %s", f.errs[k], k)
 	}
-}
-
-// chaosProducer produces at a bounded rate until stopped or maxMessages.
-type chaosProducer struct {
-	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	errors atomic.Int64
-
-	mu   sync.Mutex
-	next map[int32]int64 // partition -> one past the highest offset acknowledged
-}
-
-func startChaosProducer(t *testing.T, topic string, rate, maxMessages int) *chaosProducer {
-	t.Helper()
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	cp := &chaosProducer{quit: make(chan struct{}), done: make(chan struct{}), next: make(map[int32]int64)}
-	const perTick = 4
-	tick := time.Second * perTick / time.Duration(rate)
-	go func() {
-		defer close(cp.done)
-		defer p.Close()
-		ticker := time.NewTicker(tick)
-		defer ticker.Stop()
-		for sent := 0; sent < maxMessages; {
-			select {
-			case <-cp.quit:
-				return
-			case <-ticker.C:
-			}
-			msgs := make([]*sarama.ProducerMessage, perTick)
-			for i := range msgs {
-				msgs[i] = &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("chaos %d", sent+i))}
-			}
-			sent += perTick
-			err := p.SendMessages(msgs)
-			var failed map[*sarama.ProducerMessage]bool
-			var pes sarama.ProducerErrors
-			if errors.As(err, &pes) {
-				failed = make(map[*sarama.ProducerMessage]bool)
-				for _, pe := range pes {
-					failed[pe.Msg] = true
-				}
-				cp.errors.Add(int64(len(pes)))
-			} else if err != nil {
-				cp.errors.Add(perTick)
-				continue
-			}
-			cp.mu.Lock()
-			for _, m := range msgs {
-				if !failed[m] && m.Offset+1 > cp.next[m.Partition] {
-					cp.next[m.Partition] = m.Offset + 1
-				}
-			}
-			cp.mu.Unlock()
-		}
-	}()
-	return cp
-}
-
-// stop stops producing and returns, per partition, one past the highest
-// acknowledged offset: every offset below it is in the log and must be
-// delivered.
-func (cp *chaosProducer) stop() map[int32]int64 {
-	cp.once.Do(func() { close(cp.quit) })
-	<-cp.done
-	cp.mu.Lock()
-	defer cp.mu.Unlock()
-	return maps.Clone(cp.next)
 }
 
 // zkChaos runs the ZooKeeper faults of the chaos test, one at a time: the

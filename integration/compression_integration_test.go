@@ -69,14 +69,7 @@ func TestIntegrationCompressedTopics(t *testing.T) {
 func TestIntegrationReadCommitted(t *testing.T) {
 	testenv.Integration(t)
 	topic := newTopic(t, 4)
-	cfg := saramaConfig()
-	cfg.Producer.Idempotent = true
-	cfg.Producer.Transaction.ID = testenv.UniqueName("tx")
-	cfg.Net.MaxOpenRequests = 1
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("transactional producer: %v", err)
-	}
+	p := newProducer(t, func(cfg *sarama.Config) { cfg.Producer.Transaction.ID = testenv.UniqueName("tx") })
 	defer p.Close()
 	want := newProducedRecords()
 	for i, commit := range []bool{true, false, true} {
@@ -87,6 +80,7 @@ func TestIntegrationReadCommitted(t *testing.T) {
 		if err := p.SendMessages(msgs); err != nil {
 			t.Fatalf("produce in transaction %d: %v", i, err)
 		}
+		var err error
 		if commit {
 			err = p.CommitTxn()
 			want.add(msgs)
@@ -165,21 +159,12 @@ func recordMessages(topic string, first, n int) []*sarama.ProducerMessage {
 // partitions and offsets the broker gave them.
 func produceRecords(t *testing.T, topic string, n int, configure func(*sarama.Config)) producedRecords {
 	t.Helper()
-	cfg := saramaConfig()
-	configure(cfg)
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
+	p := newProducer(t, configure)
 	defer p.Close()
+	msgs := recordMessages(topic, 0, n)
+	sendAll(t, p, msgs)
 	want := newProducedRecords()
-	for sent := 0; sent < n; sent += 500 {
-		msgs := recordMessages(topic, sent, min(500, n-sent))
-		if err := p.SendMessages(msgs); err != nil {
-			t.Fatalf("produce to %s: %v", topic, err)
-		}
-		want.add(msgs)
-	}
+	want.add(msgs)
 	return want
 }
 
@@ -245,22 +230,14 @@ func (d *deliveries) result() map[int32][]*sarama.ConsumerMessage {
 	return d.byPart
 }
 
+// readAllMessages is the consumePath through Messages() and CommitUpto.
 func readAllMessages(t *testing.T, group, topic string, n int, cfg *consumergroup.Config, beforeClose func()) map[int32][]*sarama.ConsumerMessage {
 	cg := join(t, group, []string{topic}, cfg)
 	d := newDeliveries(n)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for m := range cg.Messages() {
-			d.add(m)
-			_ = cg.CommitUpto(m)
-		}
-	}()
-	go func() {
-		for err := range cg.Errors() {
-			t.Logf("error: %v", err)
-		}
-	}()
+	done := drainGroup(cg, func(m *sarama.ConsumerMessage) {
+		d.add(m)
+		_ = cg.CommitUpto(m)
+	}, func(err error) { t.Logf("error: %v", err) })
 	d.wait(t)
 	beforeClose()
 	closeGroup(t, cg)
@@ -281,6 +258,8 @@ func (h recordingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.C
 	return nil
 }
 
+// readAllHandler is the consumePath through Consume with a
+// recordingHandler; a Consume error fails the test.
 func readAllHandler(t *testing.T, group, topic string, n int, cfg *consumergroup.Config, beforeClose func()) map[int32][]*sarama.ConsumerMessage {
 	g, err := consumergroup.NewConsumerGroup(group, []string{testenv.ZKAddr()}, cfg)
 	if err != nil {

@@ -15,8 +15,11 @@ func TestIntegrationMultipleTopicsSingleConsumer(t *testing.T) {
 	c1 := produce(t, single, 100)
 	c4 := produce(t, multi, 200)
 
+	group := testenv.UniqueName("g")
 	l := newLedger()
-	cg := join(t, testenv.UniqueName("g"), []string{single, multi}, nil)
+	hSingle := recordDeliveries(t, group, single, 1, l)
+	hMulti := recordDeliveries(t, group, multi, 4, l)
+	cg := join(t, group, []string{single, multi}, nil)
 	done := consume(t, 1, cg, l)
 	waitFor(t, 60*time.Second, "300 messages", func() bool { return l.distinct() >= 300 })
 	closeGroup(t, cg)
@@ -29,6 +32,8 @@ func TestIntegrationMultipleTopicsSingleConsumer(t *testing.T) {
 		t.Errorf("%d duplicate deliveries", d)
 	}
 	assertInOrder(t, l)
+	hSingle.assert(expectation{produced: c1})
+	hMulti.assert(expectation{produced: c4})
 }
 
 func TestIntegrationSingleTopicParallelConsumers(t *testing.T) {
@@ -37,6 +42,7 @@ func TestIntegrationSingleTopicParallelConsumers(t *testing.T) {
 	group := testenv.UniqueName("g")
 
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, 4, l)
 	cg1 := join(t, group, []string{topic}, nil)
 	cg2 := join(t, group, []string{topic}, nil)
 	// The topic is filled once both own their share: produced before, the
@@ -71,6 +77,7 @@ func TestIntegrationSingleTopicParallelConsumers(t *testing.T) {
 	}
 	assertInOrder(t, l)
 	t.Logf("deliveries per consumer: %v, duplicates %d", per, l.duplicates())
+	h.assert(expectation{produced: counts})
 }
 
 func TestIntegrationConsumerLeavesMidStream(t *testing.T) {
@@ -80,6 +87,7 @@ func TestIntegrationConsumerLeavesMidStream(t *testing.T) {
 	group := testenv.UniqueName("g")
 
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, 4, l)
 	cg1 := join(t, group, []string{topic}, nil)
 	cg2 := join(t, group, []string{topic}, nil)
 	d1, d2 := consume(t, 1, cg1, l), consume(t, 2, cg2, l)
@@ -96,6 +104,9 @@ func TestIntegrationConsumerLeavesMidStream(t *testing.T) {
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicate deliveries (the leaving consumer marked everything it got)", d)
 	}
+	if rep := h.assert(expectation{produced: counts}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v)", rep.dups, rep.dupsBy)
+	}
 }
 
 func TestIntegrationOffsetsResumedAfterRestart(t *testing.T) {
@@ -103,6 +114,7 @@ func TestIntegrationOffsetsResumedAfterRestart(t *testing.T) {
 	topic := newTopic(t, 1)
 	counts := produce(t, topic, 20)
 	group := testenv.UniqueName("g")
+	h := newHistory(t, group, topic, 1)
 
 	// The first consumer processes exactly 10 messages, then closes.
 	cg1 := join(t, group, []string{topic}, nil)
@@ -112,6 +124,7 @@ func TestIntegrationOffsetsResumedAfterRestart(t *testing.T) {
 			if m.Offset != int64(i) {
 				t.Fatalf("first consumer: got offset %d, want %d", m.Offset, i)
 			}
+			h.delivered(1, m)
 			_ = cg1.CommitUpto(m)
 		case <-time.After(30 * time.Second):
 			t.Fatal("first consumer: timeout")
@@ -133,10 +146,14 @@ func TestIntegrationOffsetsResumedAfterRestart(t *testing.T) {
 			if m.Offset != int64(i) {
 				t.Fatalf("second consumer: got offset %d, want %d", m.Offset, i)
 			}
+			h.delivered(2, m)
 			_ = cg2.CommitUpto(m)
 		case <-time.After(30 * time.Second):
 			t.Fatal("second consumer: timeout")
 		}
+	}
+	if rep := h.assert(expectation{produced: counts}); rep.dups != 0 || rep.handoffs != 1 {
+		t.Errorf("history: %d duplicates, %d handoffs; want none and one (from the first consumer to the second)", rep.dups, rep.handoffs)
 	}
 }
 

@@ -26,7 +26,7 @@ func TestIntegrationResetRefusedWhileMembersRun(t *testing.T) {
 func resetWhileRunning(t *testing.T, storage consumergroup.OffsetStorage) {
 	topic := newTopic(t, 1)
 	group := testenv.UniqueName("runreset")
-	produceTo(t, topic, map[int32]int{0: 10})
+	counts := produceTo(t, topic, map[int32]int{0: 10})
 	zk := zkClient(t).Consumergroup(group)
 	zkOffset := func() int64 {
 		n, err := zk.FetchOffset(topic, 0)
@@ -38,6 +38,7 @@ func resetWhileRunning(t *testing.T, storage consumergroup.OffsetStorage) {
 	committed := map[int32]int64{0: 10}
 
 	first := newLedger()
+	h := recordDeliveries(t, group, topic, 1, first)
 	a := join(t, group, []string{topic}, storageConfig(storage))
 	aDone := consume(t, 0, a, first)
 	waitFor(t, 20*time.Second, "A delivers every message", func() bool { return first.distinct() == 10 })
@@ -94,6 +95,8 @@ func resetWhileRunning(t *testing.T, storage consumergroup.OffsetStorage) {
 	<-aDone
 
 	second := newLedger()
+	h.attach(second)
+	h.reset(0, -1) // ResetOffsets: B starts again at the oldest offset
 	b = join(t, group, []string{topic}, cfg)
 	bDone := consume(t, 1, b, second)
 	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 10 })
@@ -103,4 +106,7 @@ func resetWhileRunning(t *testing.T, storage consumergroup.OffsetStorage) {
 		t.Errorf("%d duplicates after the reset", d)
 	}
 	waitKafkaOffsets(t, group, topic, committed, time.Second)
+	if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] {
+		t.Errorf("history: duplicates %v, want only the redeliveries after the reset", rep.dupsBy)
+	}
 }

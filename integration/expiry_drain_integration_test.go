@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/tcpproxy"
 	"github.com/zkgroup/kafka/internal/testenv"
@@ -77,34 +79,19 @@ func TestIntegrationExpiryWhileDraining(t *testing.T) {
 
 // heldMessages reads a group's messages and errors without ever marking.
 type heldMessages struct {
-	done chan struct{}
+	done <-chan struct{}
 	seen chan int32
 	got  map[int32]bool
 }
 
 func holdMessages(cg *consumergroup.ConsumerGroup) *heldMessages {
-	h := &heldMessages{done: make(chan struct{}), seen: make(chan int32, 1024), got: map[int32]bool{}}
-	go func() {
-		defer close(h.done)
-		msgs, errs := cg.Messages(), cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				select {
-				case h.seen <- m.Partition:
-				default:
-				}
-			case _, ok := <-errs:
-				if !ok {
-					errs = nil
-				}
-			}
+	h := &heldMessages{seen: make(chan int32, 1024), got: map[int32]bool{}}
+	h.done = drainGroup(cg, func(m *sarama.ConsumerMessage) {
+		select {
+		case h.seen <- m.Partition:
+		default:
 		}
-	}()
+	}, func(error) {})
 	return h
 }
 

@@ -25,8 +25,10 @@ func TestIntegrationFeedStarvedPartitions(t *testing.T) {
 	cfg.Consumer.Fetch.Default = 4 << 10
 	reg := metrics.NewRegistry()
 	cfg.MetricRegistry = reg
+	group := testenv.UniqueName("g")
 	l := newLedger()
-	cg := join(t, testenv.UniqueName("g"), []string{topic}, cfg)
+	h := recordDeliveries(t, group, topic, partitions, l)
+	cg := join(t, group, []string{topic}, cfg)
 	done := consume(t, 1, cg, l)
 	waitFor(t, 120*time.Second, "every message", func() bool { return l.distinct() >= partitions*200 })
 	closeGroup(t, cg)
@@ -39,6 +41,7 @@ func TestIntegrationFeedStarvedPartitions(t *testing.T) {
 		t.Errorf("%d duplicates", d)
 	}
 	assertInOrder(t, l)
+	h.assert(expectation{produced: counts})
 	fallbacks := reg.Get("zkgroup-feed-fallbacks").(metrics.Counter).Count()
 	if fallbacks != 0 {
 		t.Errorf("%d partitions' passes fell back to sarama's partition consumer", fallbacks)

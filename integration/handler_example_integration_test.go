@@ -209,10 +209,7 @@ func TestIntegrationHandlerSaramaExample(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer admin.Close()
-		parts := make([]int32, partitions)
-		for i := range parts {
-			parts[i] = int32(i)
-		}
+		parts := allPartitions(partitions)
 		res, err := admin.ListConsumerGroupOffsets(group, map[string][]int32{topic: parts})
 		if err != nil {
 			t.Fatal(err)

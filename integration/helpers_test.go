@@ -1,11 +1,8 @@
 package integration
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,19 +13,9 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-func saramaConfig() *sarama.Config {
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_8_0_0
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Producer.Partitioner = sarama.NewRoundRobinPartitioner
-	// Idempotent: a send retried after a timeout on a loaded machine must
-	// not write its messages twice, or a partition holds more messages than
-	// produce counted, and "every message delivered" is judged wrong.
-	cfg.Producer.Idempotent = true
-	cfg.Net.MaxOpenRequests = 1
-	return cfg
-}
+// The test stack: topics, the group config of the tests, a ZooKeeper client
+// and waiting on a condition. Producers, consumers, the ledger and the
+// history recorder have files of their own.
 
 // newTopic creates a topic with a unique name and the given partition count,
 // waits until every partition has a leader, and deletes it after the test.
@@ -37,36 +24,6 @@ func newTopic(t testing.TB, partitions int32) string {
 	name := testenv.UniqueName("it")
 	testenv.CreateTopic(t, name, partitions)
 	return name
-}
-
-// produce sends n messages round-robin over the topic's partitions and
-// returns how many went to each partition.
-func produce(t testing.TB, topic string, n int) map[int32]int64 {
-	t.Helper()
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	defer p.Close()
-	counts := make(map[int32]int64)
-	const batch = 500
-	for sent := 0; sent < n; sent += batch {
-		var msgs []*sarama.ProducerMessage
-		for i := sent; i < min(sent+batch, n); i++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			var pe sarama.ProducerErrors
-			if errors.As(err, &pe) && len(pe) > 0 {
-				t.Fatalf("produce to %s: %v (first: partition %d: %v)", topic, err, pe[0].Msg.Partition, pe[0].Err)
-			}
-			t.Fatalf("produce to %s: %v", topic, err)
-		}
-		for _, m := range msgs {
-			counts[m.Partition]++
-		}
-	}
-	return counts
 }
 
 // kraftRefresh is Kafka.RefreshInterval in the tests on a KRaft stack:
@@ -106,112 +63,6 @@ func zkClient(t testing.TB) *kazoo.Kazoo {
 	return kz
 }
 
-func join(t testing.TB, group string, topics []string, cfg *consumergroup.Config) *consumergroup.ConsumerGroup {
-	t.Helper()
-	if cfg == nil {
-		cfg = testConfig()
-	}
-	cg, err := consumergroup.JoinConsumerGroup(group, topics, []string{testenv.ZKAddr()}, cfg)
-	if err != nil {
-		t.Fatalf("join %s: %v", group, err)
-	}
-	return cg
-}
-
-// delivery is one message handed to one consumer.
-type delivery struct {
-	consumer  int
-	topic     string
-	partition int32
-	offset    int64
-	at        time.Time
-}
-
-// ledger records every delivery of every consumer of a test.
-type ledger struct {
-	mu   sync.Mutex
-	all  []delivery
-	seen map[string]int // "topic/partition/offset" -> times delivered
-}
-
-func newLedger() *ledger { return &ledger{seen: make(map[string]int)} }
-
-func (l *ledger) add(d delivery) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, d)
-	l.seen[fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)]++
-}
-
-func (l *ledger) distinct() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.seen)
-}
-
-func (l *ledger) duplicates() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, c := range l.seen {
-		n += c - 1
-	}
-	return n
-}
-
-// missing counts the produced messages never delivered.
-func (l *ledger) missing(topic string, counts map[int32]int64) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for p, c := range counts {
-		for o := int64(0); o < c; o++ {
-			if l.seen[fmt.Sprintf("%s/%d/%d", topic, p, o)] == 0 {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// readGroup reads cg's messages until Close closes both channels: each is
-// recorded in l as delivered to consumer id, held for work (a stand-in for
-// the application's processing time; 0 for none), then marked. onError
-// sees every error. The returned channel closes when both are drained.
-func readGroup(cg *consumergroup.ConsumerGroup, id int, l *ledger, work time.Duration, onError func(error)) (done <-chan struct{}) {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		msgs, errs := cg.Messages(), cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case m, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				l.add(delivery{consumer: id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-				if work > 0 {
-					time.Sleep(work)
-				}
-				_ = cg.CommitUpto(m)
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				onError(err)
-			}
-		}
-	}()
-	return ch
-}
-
-// consume is readGroup without processing time, logging errors.
-func consume(t testing.TB, id int, cg *consumergroup.ConsumerGroup, l *ledger) (done <-chan struct{}) {
-	return readGroup(cg, id, l, 0, func(err error) { t.Logf("consumer %d: error: %v", id, err) })
-}
-
 // waitFor polls cond every 20 ms until it holds or timeout passes.
 func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -221,12 +72,5 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func closeGroup(t testing.TB, cg *consumergroup.ConsumerGroup) {
-	t.Helper()
-	if err := cg.Close(); err != nil && !errors.Is(err, consumergroup.AlreadyClosing) {
-		t.Errorf("close: %v", err)
 	}
 }

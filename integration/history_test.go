@@ -73,6 +73,35 @@ func newHistory(t testing.TB, group, topic string, partitions int32) *history {
 	return h
 }
 
+// recordDeliveries is newHistory with the deliveries l records attached:
+// the usual start of a test that checks delivery or ownership.
+func recordDeliveries(t testing.TB, group, topic string, partitions int32, l *ledger) *history {
+	t.Helper()
+	h := newHistory(t, group, topic, partitions)
+	h.attach(l)
+	return h
+}
+
+// assert checks the history as checkWith does, logs the report, fails the
+// test on every violation and returns the report for the test's own
+// assertions on its figures (duplicates, handoffs, deliveries per instance).
+func (h *history) assert(exp expectation) *historyReport {
+	h.t.Helper()
+	rep := h.checkWith(exp)
+	rep.log(h.t)
+	rep.assertClean(h.t)
+	return rep
+}
+
+// convergedNow reads the group's registrations and owners once and reports
+// whether they satisfy exp, and if not, why.
+func (h *history) convergedNow(exp expectation) (bool, string) {
+	if exp.assigned {
+		h.readLeaders()
+	}
+	return converged(h.snapshot(), h.meta(), exp)
+}
+
 // delivered records that instance was handed m (of any topic: others are
 // ignored). Safe for concurrent use, e.g. from a consumer loop.
 func (h *history) delivered(instance int, m *sarama.ConsumerMessage) {

@@ -26,11 +26,12 @@ func repairLateCommit(t *testing.T, storage consumergroup.OffsetStorage) {
 	const interval = 500 * time.Millisecond
 	topic := newTopic(t, 1)
 	group := testenv.UniqueName("repair")
-	produceTo(t, topic, map[int32]int{0: 10})
+	counts := produceTo(t, topic, map[int32]int{0: 10})
 
 	cfg := storageConfig(storage)
 	cfg.Offsets.CommitInterval = interval
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, 1, l)
 	cg := join(t, group, []string{topic}, cfg)
 	done := consume(t, 0, cg, l)
 	defer func() {
@@ -66,5 +67,8 @@ func repairLateCommit(t *testing.T, storage consumergroup.OffsetStorage) {
 	t.Logf("Kafka held the owner's offset again %v after the late commit", time.Since(written).Round(time.Millisecond))
 	if d := l.duplicates(); d != 0 || l.distinct() != 10 {
 		t.Errorf("%d delivered again, %d distinct, want 0 and 10", d, l.distinct())
+	}
+	if rep := h.assert(expectation{produced: counts}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v)", rep.dups, rep.dupsBy)
 	}
 }

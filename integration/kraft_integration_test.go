@@ -85,10 +85,12 @@ func TestIntegrationKRaftScenarios(t *testing.T) {
 func TestIntegrationKRaftTopicCreatedAfterJoin(t *testing.T) {
 	testenv.KRaftIntegration(t)
 	topic := testenv.UniqueName("late")
+	group := testenv.UniqueName("g")
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, 2, l)
 	var mu sync.Mutex
 	var reported []error
-	cg := join(t, testenv.UniqueName("g"), []string{topic}, nil)
+	cg := join(t, group, []string{topic}, nil)
 	done := readGroup(cg, 1, l, 0, func(err error) {
 		mu.Lock()
 		reported = append(reported, err)
@@ -115,6 +117,7 @@ func TestIntegrationKRaftTopicCreatedAfterJoin(t *testing.T) {
 	if m := l.missing(topic, counts); m != 0 {
 		t.Errorf("%d messages never delivered", m)
 	}
+	h.assert(expectation{produced: counts})
 	first := l.all[0].at
 	for _, d := range l.all {
 		if d.at.Before(first) {

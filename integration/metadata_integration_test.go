@@ -42,35 +42,6 @@ func metadataSources() []metadataSource {
 		metadataSource{"kafka metadata, 10s (default)", consumergroup.DefaultKafkaRefreshInterval})
 }
 
-// produceOneTo sends one message to topic/partition, retrying with a new
-// producer (whose metadata is fresh) while the partition is unknown to it.
-func produceOneTo(t testing.TB, topic string, partition int32) {
-	t.Helper()
-	cfg := saramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := sendOne(cfg, topic, partition)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("produce to %s/%d: %v", topic, partition, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func sendOne(cfg *sarama.Config, topic string, partition int32) error {
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	_, _, err = p.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder("x")})
-	return err
-}
-
 // TestIntegrationMetadataPickup: partitions added to a subscribed topic
 // are consumed by a group of each metadata source, within the source's
 // bound (at once for the ZooKeeper watch, the refresh interval for Kafka's
@@ -84,9 +55,12 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 	produceOneTo(t, topic, 0)
 	sources := metadataSources()
 	ledgers := make([]*ledger, len(sources))
+	histories := make([]*history, len(sources))
 	for i, s := range sources {
+		group := testenv.UniqueName("g")
 		ledgers[i] = newLedger()
-		cg := join(t, testenv.UniqueName("g"), []string{topic}, s.config())
+		histories[i] = recordDeliveries(t, group, topic, rounds+1, ledgers[i])
+		cg := join(t, group, []string{topic}, s.config())
 		done := consume(t, i, cg, ledgers[i])
 		t.Cleanup(func() { closeGroup(t, cg); <-done })
 	}
@@ -126,6 +100,13 @@ func TestIntegrationMetadataPickup(t *testing.T) {
 			}
 			lat[i] = append(lat[i], d.Round(time.Millisecond))
 		}
+	}
+	produced := make(map[int32]int64)
+	for p := range int32(rounds + 1) {
+		produced[p] = 1
+	}
+	for _, h := range histories {
+		h.assert(expectation{produced: produced})
 	}
 	for i, s := range sources {
 		sorted := slices.Clone(lat[i])

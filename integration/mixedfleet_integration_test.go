@@ -31,8 +31,8 @@ func TestIntegrationMixedFleet(t *testing.T) {
 	topic := newTopic(t, partitions)
 	counts := produce(t, topic, 400)
 	group := testenv.UniqueName("g")
-	obs := observeOffsets(t, group, topic, partitions)
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 
 	a := join(t, group, []string{topic}, nil)
 	var errsMu sync.Mutex
@@ -49,18 +49,11 @@ func TestIntegrationMixedFleet(t *testing.T) {
 	waitFor(t, 30*time.Second, "U to own its share", func() bool { return len(u.ownedNow()) == int(partitions)/2 })
 	produce(t, topic, 400)
 	waitFor(t, 30*time.Second, "the second batch", func() bool { return l.distinct() >= 800 })
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
-	for p := int32(0); p < partitions; p++ {
-		if o, err := kz.Consumergroup(group).PartitionOwner(topic, p); err != nil || o == nil {
-			t.Errorf("partition %d unowned while both members run: %v", p, err)
-		}
+	if ok, why := h.convergedNow(expectation{liveCount: 2}); !ok {
+		t.Errorf("ownership while both members run: %s", why)
 	}
 	// The upstream side reads our registration as kazoo-go declares it.
-	data, _, err := u.conn.Get(fmt.Sprintf("/consumers/%s/ids/%s", group, aID(t, kz, group, u.id)))
+	data, _, err := u.conn.Get(fmt.Sprintf("/consumers/%s/ids/%s", group, aID(t, h, u.id)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +84,8 @@ func TestIntegrationMixedFleet(t *testing.T) {
 			t.Errorf("the upstream member's data was reported malformed: %v", err)
 		}
 	}
-	if r := obs.Regressions(); len(r) != 0 {
-		t.Errorf("offsets went backwards: %v", r)
+	if rep := h.assert(expectation{produced: total}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v)", rep.dups, rep.dupsBy)
 	}
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicates across the hand-overs between the two kinds of member", d)
@@ -101,15 +94,11 @@ func TestIntegrationMixedFleet(t *testing.T) {
 }
 
 // aID returns the registered instance id that is not skip.
-func aID(t *testing.T, kz *kazoo.Kazoo, group, skip string) string {
+func aID(t *testing.T, h *history, skip string) string {
 	t.Helper()
-	list, err := kz.Consumergroup(group).Instances()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, i := range list {
-		if i.ID != skip {
-			return i.ID
+	for _, id := range h.instances() {
+		if id != skip {
+			return id
 		}
 	}
 	t.Fatal("no other instance registered")

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -155,53 +154,5 @@ func saramaGroup(t testing.TB, group string, topics []string, id int, l *ledger)
 	if err != nil {
 		t.Fatalf("sarama consumer group %s: %v", group, err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			if err := cg.Consume(ctx, topics, &markingHandler{id: id, l: l}); err != nil && ctx.Err() == nil {
-				t.Logf("sarama group: consume: %v", err)
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for err := range cg.Errors() {
-			t.Logf("sarama group: error: %v", err)
-		}
-	}()
-	return func() {
-		cancel()
-		if err := cg.Close(); err != nil {
-			t.Errorf("close the sarama group: %v", err)
-		}
-		wg.Wait()
-	}
-}
-
-// markingHandler records and marks every message of its claims.
-type markingHandler struct {
-	id int
-	l  *ledger
-}
-
-func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
-func (h *markingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
-
-func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
-	for {
-		select {
-		case m, ok := <-c.Messages():
-			if !ok {
-				return nil
-			}
-			h.l.add(delivery{consumer: h.id, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
-			s.MarkMessage(m, "")
-		case <-s.Context().Done():
-			return nil
-		}
-	}
+	return runConsumeLoop(t, "sarama group", cg, topics, &ledgerHandler{id: id, l: l})
 }

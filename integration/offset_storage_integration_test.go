@@ -110,6 +110,7 @@ func TestIntegrationOffsetStorageMigration(t *testing.T) {
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("migrate")
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 	total := make(map[int32]int64)
 	produced := 0
 	step := func(what string) {
@@ -180,6 +181,9 @@ func TestIntegrationOffsetStorageMigration(t *testing.T) {
 		t.Errorf("%d messages never delivered", m)
 	}
 	t.Logf("total: %d produced over %d partitions, %d delivered, %d duplicates", produced, partitions, l.distinct(), l.duplicates())
+	if rep := h.assert(expectation{produced: total}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v), though every message was marked", rep.dups, rep.dupsBy)
+	}
 }
 
 // TestIntegrationKafkaStorageReset: Offsets.ResetOffsets with kafka storage
@@ -190,9 +194,10 @@ func TestIntegrationKafkaStorageReset(t *testing.T) {
 	const partitions = 2
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("kreset")
-	produceTo(t, topic, map[int32]int{0: 5, 1: 4})
+	counts := produceTo(t, topic, map[int32]int{0: 5, 1: 4})
 
 	first := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, first)
 	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageKafka))
 	done := consume(t, 0, cg, first)
 	waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
@@ -203,6 +208,8 @@ func TestIntegrationKafkaStorageReset(t *testing.T) {
 	cfg := storageConfig(consumergroup.OffsetStorageKafka)
 	cfg.Offsets.ResetOffsets = true
 	second := newLedger()
+	h.attach(second)
+	h.reset(allPartitionsReset, -1)
 	cg = join(t, group, []string{topic}, cfg)
 	done = consume(t, 1, cg, second)
 	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
@@ -212,4 +219,7 @@ func TestIntegrationKafkaStorageReset(t *testing.T) {
 		t.Errorf("%d duplicates after the reset", d)
 	}
 	waitKafkaOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4}, time.Second)
+	if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] || rep.dups != 9 {
+		t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
+	}
 }

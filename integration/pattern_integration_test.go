@@ -34,8 +34,10 @@ func TestIntegrationPatternPicksUpNewTopic(t *testing.T) {
 
 	group := testenv.UniqueName("g")
 	state := newGroupState(t, group)
-	cg := joinPattern(t, group, pattern)
 	l := newLedger()
+	hBefore := recordDeliveries(t, group, before, 2, l)
+	hLater := recordDeliveries(t, group, later, 3, l) // the topic does not exist yet
+	cg := joinPattern(t, group, pattern)
 	done := consume(t, 0, cg, l)
 	defer func() { closeGroup(t, cg); <-done }()
 	waitFor(t, 20*time.Second, "every message of the matching topic", func() bool { return l.missing(before, countsBefore) == 0 })
@@ -77,6 +79,8 @@ func TestIntegrationPatternPicksUpNewTopic(t *testing.T) {
 	if got := state.owners(other, 2); len(got) != 0 {
 		t.Fatalf("partitions of %s claimed: %v", other, got)
 	}
+	hBefore.assert(expectation{produced: countsBefore, live: ids, within: time.Minute})
+	hLater.assert(expectation{produced: countsLater, live: ids, within: time.Minute})
 }
 
 // TestIntegrationPatternAndStaticShareTopic: an instance with a topic list
@@ -89,6 +93,7 @@ func TestIntegrationPatternAndStaticShareTopic(t *testing.T) {
 	group := testenv.UniqueName("g")
 	state := newGroupState(t, group)
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 
 	static := join(t, group, []string{topic}, nil)
 	doneS := consume(t, 0, static, l)
@@ -121,5 +126,8 @@ func TestIntegrationPatternAndStaticShareTopic(t *testing.T) {
 	}
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d messages delivered twice with a settled assignment", d)
+	}
+	if rep := h.assert(expectation{produced: counts, liveCount: 2, within: time.Minute}); rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v) with a settled assignment", rep.dups, rep.dupsBy)
 	}
 }

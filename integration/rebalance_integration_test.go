@@ -2,86 +2,11 @@ package integration
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkgroup/kafka/internal/testenv"
-	"github.com/zkgroup/kafka/kazoo"
 )
-
-// ownerObserver records, from its own ZooKeeper client, when each owner node
-// of a topic is deleted (a release).
-type ownerObserver struct {
-	kz   *kazoo.Kazoo
-	stop chan struct{}
-	wg   sync.WaitGroup
-
-	mu       sync.Mutex
-	releases map[int32][]time.Time
-}
-
-func observeOwners(t testing.TB, group, topic string, partitions int32) *ownerObserver {
-	t.Helper()
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := &ownerObserver{kz: kz, stop: make(chan struct{}), releases: make(map[int32][]time.Time)}
-	cg := kz.Consumergroup(group)
-	for p := int32(0); p < partitions; p++ {
-		o.wg.Add(1)
-		go func(p int32) {
-			defer o.wg.Done()
-			for {
-				owner, ch, err := cg.WatchPartitionOwner(topic, p)
-				if err != nil {
-					return
-				}
-				if owner == nil { // free now: wait until someone claims it
-					select {
-					case <-o.stop:
-						return
-					case <-time.After(2 * time.Millisecond):
-					}
-					continue
-				}
-				select {
-				case ev, ok := <-ch:
-					if ok && ev.Type == kazoo.EventNodeDeleted {
-						o.mu.Lock()
-						o.releases[p] = append(o.releases[p], time.Now())
-						o.mu.Unlock()
-					}
-					if !ok || ev.Type == kazoo.EventNotWatching {
-						return
-					}
-				case <-o.stop:
-					return
-				}
-			}
-		}(p)
-	}
-	t.Cleanup(func() {
-		close(o.stop)
-		_ = o.kz.Close()
-		o.wg.Wait()
-	})
-	return o
-}
-
-// lastReleaseBefore returns the last release of p before t.
-func (o *ownerObserver) lastReleaseBefore(p int32, t time.Time) (time.Time, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var best time.Time
-	for _, r := range o.releases[p] {
-		if r.Before(t) && r.After(best) {
-			best = r
-		}
-	}
-	return best, !best.IsZero()
-}
 
 // TestIntegrationCleanRebalance: 64 partitions, one consumer, then a second
 // joins mid-stream while the first marks every message. It asserts 0
@@ -106,10 +31,10 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 	for _, c := range counts {
 		total += int(c)
 	}
-	offsets := observeOffsets(t, group, topic, partitions)
+	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 	owners := observeOwners(t, group, topic, partitions)
 
-	l := newLedger()
 	stopA := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 1, l, work)
 	defer stopA()
 	waitFor(t, 60*time.Second, "a backlog to be processed in part", func() bool { return l.distinct() >= 1000 })
@@ -127,8 +52,12 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicate deliveries on a clean rebalance", d)
 	}
-	if r := offsets.Regressions(); len(r) != 0 {
-		t.Errorf("committed offsets went backwards: %v", r)
+	rep := h.assert(expectation{produced: counts})
+	if rep.dups != 0 {
+		t.Errorf("history: %d duplicates (%v) on a clean rebalance", rep.dups, rep.dupsBy)
+	}
+	if rep.handoffs != partitions/2 {
+		t.Errorf("history: %d handoffs, want %d (the partitions the joiner gained)", rep.handoffs, partitions/2)
 	}
 
 	// Handoff latency per partition the joiner gained.
@@ -156,9 +85,8 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 		return
 	}
 	slices.Sort(lat)
-	sets, missed := offsets.Counts()
-	t.Logf("clean rebalance, %d partitions, %d messages: duplicates %d, lost %d, offset regressions %d (sets seen %d, unseen %d)",
-		partitions, total, l.duplicates(), l.missing(topic, counts), len(offsets.Regressions()), sets, missed)
+	t.Logf("clean rebalance, %d partitions, %d messages: duplicates %d, lost %d",
+		partitions, total, l.duplicates(), l.missing(topic, counts))
 	t.Logf("handoff release -> joiner's first message over %d partitions: median %v, p90 %v, worst %v",
 		len(lat), lat[len(lat)/2], lat[len(lat)*9/10], lat[len(lat)-1])
 }

@@ -47,22 +47,24 @@ func TestIntegrationFaultZooKeeperRestart(t *testing.T) {
 	const partitions = 8
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("g")
-	offsets := observeOffsets(t, group, topic, partitions)
+	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 	cfg := testConfig()
 	cfg.Zookeeper.Timeout = 15 * time.Second
 	cfg2 := testConfig()
 	cfg2.Zookeeper.Timeout = 15 * time.Second
 
-	l := newLedger()
 	a := join(t, group, []string{topic}, cfg)
 	b := join(t, group, []string{topic}, cfg2)
 	da, db := consume(t, 1, a, l), consume(t, 2, b, l)
 	counts := produce(t, topic, 1000)
 	waitFor(t, 60*time.Second, "the first batch", func() bool { return l.distinct() >= 1000 })
 
+	h.fault("ZooKeeper restart")
 	stack(t, "stop-zk")
 	time.Sleep(time.Second)
 	stack(t, "start-zk")
+	h.faultEnd()
 
 	more := produce(t, topic, 1000)
 	for p, n := range more {
@@ -80,12 +82,9 @@ func TestIntegrationFaultZooKeeperRestart(t *testing.T) {
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicates: the sessions should have survived the restart", d)
 	}
-	if r := offsets.Regressions(); len(r) != 0 {
-		t.Errorf("offsets went backwards: %v", r)
-	}
-	sets, missed := offsets.Counts()
-	t.Logf("ZooKeeper restart: 2000 messages, lost %d, duplicates %d, regressions %d (sets seen %d, unseen %d)",
-		l.missing(topic, counts), l.duplicates(), len(offsets.Regressions()), sets, missed)
+	rep := h.assert(expectation{produced: counts})
+	t.Logf("ZooKeeper restart: 2000 messages, lost %d, duplicates %d, regressions %d (offset states seen %d, sets unseen %d)",
+		l.missing(topic, counts), l.duplicates(), len(rep.violations[invBackwards]), rep.offsetWrites, rep.missedSets)
 }
 
 // TestIntegrationFaultBrokerRestart: the (only) broker is killed and
@@ -96,10 +95,10 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 	const partitions = 4
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("g")
-	offsets := observeOffsets(t, group, topic, partitions)
+	l := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, l)
 	counts := produce(t, topic, 2000)
 
-	l := newLedger()
 	cfg := testConfig()
 	reg := metrics.NewRegistry()
 	cfg.MetricRegistry = reg
@@ -107,10 +106,12 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 	done := readGroup(cg, 1, l, 500*time.Microsecond, func(err error) { t.Logf("reported: %v", err) })
 	waitFor(t, 60*time.Second, "part of the backlog", func() bool { return l.distinct() >= 300 })
 
+	h.fault("broker restart")
 	stack(t, "kill-broker", "1")
 	time.Sleep(2 * time.Second)
 	stack(t, "start-broker", "1")
 	waitForLeaders(t, topic, partitions)
+	h.faultEnd()
 
 	more := produce(t, topic, 1000)
 	for p, n := range more {
@@ -126,16 +127,14 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 	if d := l.duplicates(); d != 0 {
 		t.Errorf("%d duplicates", d)
 	}
-	if r := offsets.Regressions(); len(r) != 0 {
-		t.Errorf("offsets went backwards: %v", r)
-	}
+	rep := h.assert(expectation{produced: counts})
 	// The batch feeds retry through the outage (zkgroup-feed-retries) and
 	// go on fetching once the broker is back; a fallback to sarama's
 	// partition consumer (zkgroup-feed-fallbacks) is correct too, only
 	// slower, so it is reported, not failed.
 	count := func(name string) int64 { return reg.Get(name).(metrics.Counter).Count() }
 	t.Logf("broker kill -9 and restart: 3000 messages, lost %d, duplicates %d, regressions %d; feed retries %d, fallbacks %d",
-		l.missing(topic, counts), l.duplicates(), len(offsets.Regressions()), count("zkgroup-feed-retries"), count("zkgroup-feed-fallbacks"))
+		l.missing(topic, counts), l.duplicates(), len(rep.violations[invBackwards]), count("zkgroup-feed-retries"), count("zkgroup-feed-fallbacks"))
 }
 
 func waitForLeaders(t *testing.T, topic string, partitions int32) {

@@ -1,7 +1,7 @@
 package integration
 
 import (
-	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/go-zookeeper/zk"
 	metrics "github.com/rcrowley/go-metrics"
 
@@ -73,8 +72,8 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 	obs := newOwnerView(b, group, topic, partitions)
 	l := newLedger()
 
-	stopTrickle := trickle(b, topic, 200)
-	defer stopTrickle()
+	trickle := startProducerThroughFaults(b, topic, 20, 100*time.Millisecond, math.MaxInt) // 200 a second
+	defer trickle.stop()
 
 	var mu sync.Mutex
 	var members, everyone []*scaleMember // the current ones; all that ever ran
@@ -158,38 +157,6 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		go func() { defer wg.Done(); closeGroup(b, m.cg); <-m.done }()
 	}
 	wg.Wait()
-}
-
-// trickle produces perSecond messages a second, round-robin over the
-// topic's partitions, until the returned stop is called.
-func trickle(t testing.TB, topic string, perSecond int) (stop func()) {
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), saramaConfig())
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(100 * time.Millisecond)
-		defer tick.Stop()
-		for ctx.Err() == nil {
-			var msgs []*sarama.ProducerMessage
-			for i := 0; i < perSecond/10; i++ {
-				msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Value: sarama.StringEncoder("trickle")})
-			}
-			_ = p.SendMessages(msgs)
-			select {
-			case <-ctx.Done():
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-		_ = p.Close()
-	}
 }
 
 // ownerView reads a group's owner nodes of one topic over its own

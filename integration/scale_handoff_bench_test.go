@@ -270,23 +270,13 @@ func (f *firstSeen) snapshot() map[int32]time.Time {
 // readFirsts reads cg's messages until Close, noting each partition's first
 // message in f, holding each for work and marking it.
 func readFirsts(cg *consumergroup.ConsumerGroup, f *firstSeen, work time.Duration) (done <-chan struct{}) {
-	ch := make(chan struct{})
-	go func() {
-		defer close(ch)
-		go func() {
-			for err := range cg.Errors() {
-				errorLog.Printf("group error: %v", err)
-			}
-		}()
-		for m := range cg.Messages() {
-			f.saw(m, time.Now())
-			if work > 0 {
-				time.Sleep(work)
-			}
-			_ = cg.CommitUpto(m)
+	return drainGroup(cg, func(m *sarama.ConsumerMessage) {
+		f.saw(m, time.Now())
+		if work > 0 {
+			time.Sleep(work)
 		}
-	}()
-	return ch
+		_ = cg.CommitUpto(m)
+	}, func(err error) { errorLog.Printf("group error: %v", err) })
 }
 
 // errorLog prints the groups' errors of the scale benchmarks.

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -30,7 +29,7 @@ func BenchmarkIntegrationSkewedThroughput(b *testing.B) {
 		n = v
 	}
 	topic := newTopic(b, 4)
-	produceToPartition(b, topic, 0, n)
+	produceTo(b, topic, map[int32]int{0: n})
 
 	consumeAll := func(b *testing.B, g sarama.ConsumerGroup, phases *benchPhases, t0 time.Time) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -83,26 +82,4 @@ func BenchmarkIntegrationSkewedThroughput(b *testing.B) {
 	b.ReportMetric(took[1].Seconds()/took[0].Seconds(), "handler/sarama-group")
 	phases[0].reportAs(b, "handler-")
 	phases[1].reportAs(b, "sarama-group-")
-}
-
-// produceToPartition writes n messages to one partition of topic.
-func produceToPartition(b *testing.B, topic string, partition int32, n int) {
-	b.Helper()
-	cfg := saramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		b.Fatalf("producer: %v", err)
-	}
-	defer p.Close()
-	const batch = 500
-	for sent := 0; sent < n; sent += batch {
-		var msgs []*sarama.ProducerMessage
-		for i := sent; i < min(sent+batch, n); i++ {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: partition, Value: sarama.StringEncoder(fmt.Sprintf("message %d", i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			b.Fatalf("produce to %s/%d: %v", topic, partition, err)
-		}
-	}
 }

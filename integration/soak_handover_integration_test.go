@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/tcpproxy"
@@ -534,29 +536,10 @@ func (r *soakRun) memberByID(id string) *soakMember {
 // read delivers m's messages to the ledger, marking each at once, and
 // sorts its errors, until Close closes both channels.
 func (r *soakRun) read(m *soakMember) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		msgs, errs := m.cg.Messages(), m.cg.Errors()
-		for msgs != nil || errs != nil {
-			select {
-			case msg, ok := <-msgs:
-				if !ok {
-					msgs = nil
-					continue
-				}
-				r.ledger.add(msg.Partition, msg.Offset)
-				_ = m.cg.CommitUpto(msg)
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				r.groupError(m, err)
-			}
-		}
-	}()
-	return done
+	return drainGroup(m.cg, func(msg *sarama.ConsumerMessage) {
+		r.ledger.add(msg.Partition, msg.Offset)
+		_ = m.cg.CommitUpto(msg)
+	}, func(err error) { r.groupError(m, err) })
 }
 
 func (r *soakRun) groupError(m *soakMember, err error) {

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -10,31 +9,6 @@ import (
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
-
-// produceTo sends n[p] messages to each partition p of topic and returns
-// the counts.
-func produceTo(t testing.TB, topic string, n map[int32]int) map[int32]int64 {
-	t.Helper()
-	cfg := saramaConfig()
-	cfg.Producer.Partitioner = sarama.NewManualPartitioner
-	p, err := sarama.NewSyncProducer(testenv.KafkaAddrs(), cfg)
-	if err != nil {
-		t.Fatalf("producer: %v", err)
-	}
-	defer p.Close()
-	counts := make(map[int32]int64)
-	for part, c := range n {
-		var msgs []*sarama.ProducerMessage
-		for i := range c {
-			msgs = append(msgs, &sarama.ProducerMessage{Topic: topic, Partition: part, Value: sarama.StringEncoder(fmt.Sprintf("m%d", i))})
-		}
-		if err := p.SendMessages(msgs); err != nil {
-			t.Fatalf("produce to %s/%d: %v", topic, part, err)
-		}
-		counts[part] = int64(c)
-	}
-	return counts
-}
 
 // waitOffsets waits until every partition 0..partitions-1 of topic has an
 // offset node holding want[p] (0 when absent from want) and returns how
@@ -78,8 +52,9 @@ func TestIntegrationStartOffsetsWritten(t *testing.T) {
 
 	t.Run("oldest, consumed", func(t *testing.T) {
 		group := testenv.UniqueName("start-oldest")
-		cg := join(t, group, []string{topic}, nil) // Initial: oldest
 		l := newLedger()
+		h := recordDeliveries(t, group, topic, partitions, l)
+		cg := join(t, group, []string{topic}, nil) // Initial: oldest
 		done := consume(t, 0, cg, l)
 		waitFor(t, 20*time.Second, "every message delivered", func() bool { return l.distinct() == 10 })
 		took := waitOffsets(t, kz, group, topic, partitions, counts, 10*time.Second)
@@ -88,6 +63,7 @@ func TestIntegrationStartOffsetsWritten(t *testing.T) {
 		<-done
 		// After Close as well: the empty partitions keep their start.
 		waitOffsets(t, kz, group, topic, partitions, counts, time.Second)
+		h.assert(expectation{produced: counts})
 	})
 
 	t.Run("newest, nothing delivered", func(t *testing.T) {
@@ -95,9 +71,10 @@ func TestIntegrationStartOffsetsWritten(t *testing.T) {
 		cfg := testConfig()
 		cfg.Offsets.Initial = sarama.OffsetNewest
 		cfg.Offsets.CommitInterval = time.Hour // the start is written on claim, not by the commit loop
+		l := newLedger()
+		h := recordDeliveries(t, group, topic, partitions, l)
 		joined := time.Now()
 		cg := join(t, group, []string{topic}, cfg)
-		l := newLedger()
 		done := consume(t, 0, cg, l)
 		waitOffsets(t, kz, group, topic, partitions, counts, 10*time.Second)
 		t.Logf("start offsets of all %d partitions stored %v after joining", partitions, time.Since(joined))
@@ -113,6 +90,9 @@ func TestIntegrationStartOffsetsWritten(t *testing.T) {
 		}
 		want := map[int32]int64{0: 7, 1: 1, 2: 3, 3: 0}
 		waitOffsets(t, kz, group, topic, partitions, want, time.Second)
+		if rep := h.assert(expectation{produced: map[int32]int64{1: 1}}); rep.deliveries != 1 {
+			t.Errorf("history: %d deliveries, want the one message produced after the join", rep.deliveries)
+		}
 	})
 }
 

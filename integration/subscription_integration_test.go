@@ -26,6 +26,8 @@ func TestIntegrationDifferentSubscriptions(t *testing.T) {
 	group := testenv.UniqueName("g")
 	state := newGroupState(t, group)
 	l := newLedger()
+	h1 := recordDeliveries(t, group, t1, partitions, l)
+	h2 := recordDeliveries(t, group, t2, partitions, l)
 
 	a := join(t, group, []string{t1}, nil)
 	doneA := consume(t, 0, a, l)
@@ -78,10 +80,15 @@ func TestIntegrationDifferentSubscriptions(t *testing.T) {
 		return o1[idA] == 2 && o1[idB] == 2 && o2[idB] == partitions && len(o2) == 1
 	})
 
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	h1.assert(expectation{produced: counts1, live: []string{idA, idB}, within: time.Minute})
+	allB := make(map[int32]string)
+	for _, p := range allPartitions(partitions) {
+		allB[p] = idB
+	}
+	h2.assert(expectation{produced: counts2, live: []string{idA, idB}, want: allB, within: time.Minute})
+
 	var wrong []string
-	for _, d := range l.all {
+	for _, d := range l.snapshot() {
 		if d.topic == t2 && d.consumer == 0 {
 			wrong = append(wrong, fmt.Sprintf("%d/%d", d.partition, d.offset))
 		}
@@ -102,15 +109,18 @@ func TestIntegrationRegistrationChanges(t *testing.T) {
 	testenv.Integration(t)
 	const partitions = 4
 	topic := newTopic(t, partitions)
-	produce(t, topic, 100)
+	counts := produce(t, topic, 100)
 	group := testenv.UniqueName("g")
 	state := newGroupState(t, group)
+	h := newHistory(t, group, topic, partitions)
 
 	a := join(t, group, []string{topic}, nil)
-	ca := collect(a)
+	ca := collect(a, 1)
 	defer func() { closeGroup(t, a); <-ca.done }()
 	b := join(t, group, []string{topic}, nil)
-	cb := collect(b)
+	cb := collect(b, 2)
+	h.attach(ca.ledger)
+	h.attach(cb.ledger)
 	defer func() { closeGroup(t, b); <-cb.done }()
 
 	var ids []string
@@ -156,4 +166,5 @@ func TestIntegrationRegistrationChanges(t *testing.T) {
 	if na, nb := malformedReports(ca), malformedReports(cb); na != 1 || nb != 1 {
 		t.Fatalf("the unreadable registration was reported %d and %d times, want once each", na, nb)
 	}
+	h.assert(expectation{produced: counts, live: ids, within: time.Minute})
 }

@@ -18,6 +18,7 @@ func TestIntegrationPartitionsAdded(t *testing.T) {
 	topic := newTopic(t, 2)
 	group := testenv.UniqueName("g")
 	l := newLedger()
+	h := recordDeliveries(t, group, topic, 4, l) // 2 partitions now, 4 after the addition
 	cg := join(t, group, []string{topic}, nil)
 	done := consume(t, 1, cg, l)
 
@@ -40,6 +41,7 @@ func TestIntegrationPartitionsAdded(t *testing.T) {
 	if m := l.missing(topic, counts); m != 0 {
 		t.Errorf("%d messages never delivered", m)
 	}
+	h.assert(expectation{produced: counts})
 }
 
 // TestIntegrationOffsetOutOfRange: a stored offset beyond the log is reported
@@ -52,9 +54,11 @@ func TestIntegrationOffsetOutOfRange(t *testing.T) {
 	group := testenv.UniqueName("g")
 
 	kz := zkClient(t)
+	h := newHistory(t, group, topic, 1)
 	if err := kz.Consumergroup(group).CommitOffset(topic, 0, 1_000_000); err != nil {
 		t.Fatal(err)
 	}
+	h.reset(0, 0) // the group's own: it restarts at the oldest offset and commits from there
 
 	cg := join(t, group, []string{topic}, nil)
 	defer closeGroup(t, cg)
@@ -68,6 +72,7 @@ func TestIntegrationOffsetOutOfRange(t *testing.T) {
 				t.Fatalf("got offset %d, want %d (restart at the oldest offset)", m.Offset, got)
 			}
 			got++
+			h.delivered(1, m)
 			_ = cg.CommitUpto(m)
 		case err := <-cg.Errors():
 			var pe *sarama.ConsumerError
@@ -87,4 +92,5 @@ func TestIntegrationOffsetOutOfRange(t *testing.T) {
 	if off, err := kz.Consumergroup(group).FetchOffset(topic, 0); err != nil || off != counts[0] {
 		t.Errorf("stored offset %d (%v), want %d", off, err, counts[0])
 	}
+	h.assert(expectation{produced: counts})
 }
