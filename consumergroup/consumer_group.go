@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -40,8 +41,8 @@ type ConsumerGroup struct {
 	feedBudget *feedBudget
 	topicSrc   topics.Source // partitions and leaders: ZooKeeper or Kafka
 
-	offsetManager *zookeeperOffsetManager
-	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
+	offsetManager *offsetManager
+	kafkaOffsets  offsets.GroupOffsets // Kafka's group offsets; nil with Offsets.Storage zookeeper
 	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
@@ -143,7 +144,8 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.fetcher, cg.batchFetcher = newFetchers(cg)
 	cg.feedBudget = newFeedBudget(int64(config.Config.Consumer.Fetch.MaxBytes))
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
-	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
+	cg.offsetManager = newOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
+	cg.offsetManager.Start()
 	fence := newSessionFence(cg)
 	if opts.runFence {
 		go fence.run()
@@ -170,14 +172,6 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		}
 	}
 	cg.group = cg.kazoo.Consumergroup(cg.name)
-	if cg.config.Offsets.ResetOffsets && !cg.config.Offsets.Storage.usesKafka() {
-		// Fenced (each partition's epoch moves with its offset), so it
-		// holds while members run. With Kafka in the storage,
-		// openKafkaOffsets resets both stores, once the client is up.
-		if err := cg.group.ResetOffsets(); err != nil {
-			return fmt.Errorf("consumergroup: reset offsets: %w", err)
-		}
-	}
 	cg.instance = cg.group.NewInstance()
 
 	cg.config.Consumer.Return.Errors = true
@@ -187,7 +181,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
-	if err := cg.openKafkaOffsets(); err != nil {
+	if err := cg.openOffsetStores(); err != nil {
 		return err
 	}
 	if err := cg.openTopicSource(); err != nil {
@@ -231,8 +225,8 @@ func (cg *ConsumerGroup) teardown() {
 		cg.fetcher.closeConns()
 		cg.batchFetcher.closeConns()
 	}
-	if s, ok := cg.kafkaOffsets.(*kafkaOffsetStore); ok {
-		s.close() // its commit connection, also when the join failed
+	if s, ok := cg.kafkaOffsets.(*offsets.KafkaOffsets); ok {
+		s.Close() // its commit connection, also when the join failed
 	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()
@@ -408,7 +402,7 @@ func (cg *ConsumerGroup) InstanceRegistered() (bool, error) {
 // earlier mark, are ignored. It returns nil, as upstream does.
 func (cg *ConsumerGroup) CommitUpto(message *sarama.ConsumerMessage) error {
 	if message != nil {
-		cg.offsetManager.markMessage(message)
+		cg.offsetManager.MarkMessage(message)
 	}
 	return nil
 }

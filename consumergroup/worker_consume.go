@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // consumePartition is state consuming: read and track the committed offset,
@@ -15,27 +17,26 @@ func (w *partitionWorker) consumePartition() workerEvent {
 	if err != nil {
 		return w.takeOr(eventStop) // the worker's context ended: an event says why
 	}
-	owned := w.cg.offsetManager.adopt(w.tp, w.claim, stored.start(), stored.zkVersion, w)
-	owned.kafka.next.Store(stored.kafkaNext)
+	owned := w.cg.offsetManager.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
 	w.stopWatch = make(chan struct{})
 	go w.watchClaim(w.claim, owned, w.stopWatch)
 	w.alignStores(owned, stored)
 	sink := w.cg.claimSink()
-	if w.out = sink.open(w, owned, stored.start()); w.out == nil {
+	if w.out = sink.open(w, owned, stored.Start()); w.out == nil {
 		return w.endConsuming(owned) // nothing will be handed out after all
 	}
 	w.sink = sink
-	return w.consume(owned, stored.start())
+	return w.consume(owned, stored.Start())
 }
 
 // readOffset reads the committed offsets from the stores in use, retrying
 // (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
 // or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (storedOffsets, error) {
+func (w *partitionWorker) readOffset() (offsets.Stored, error) {
 	for {
-		stored, err := w.cg.readStored(w.tp)
+		stored, err := w.cg.offsetManager.Store().Read(offsets.TopicPartition(w.tp))
 		if err == nil {
 			return stored, nil
 		}
@@ -70,7 +71,7 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // consume fetches from next (negative: Offsets.Initial) and delivers until
 // an event other than a seek ends it, which it returns; a seek restarts
 // the fetch at its target.
-func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
+func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEvent {
 	// A pause reaches the worker as an event all through consuming; pump
 	// takes back what a claim's buffer holds when it takes the event. Away
 	// from pump (opening a partition consumer, a cool-down, a start
@@ -166,7 +167,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 // endConsuming returns the event that ends consuming once nothing more
 // will be handed out: the one raised (stop, abandon, loss or expiry; seeks
 // before it are applied), or a stop when none was.
-func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
+func (w *partitionWorker) endConsuming(owned *offsets.Partition) workerEvent {
 	for {
 		e, _, ended, ok := w.takeWhileConsuming(owned, -1)
 		if !ok || ended {
@@ -182,7 +183,7 @@ func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 // nothing back changes nothing); any other event ends consuming (ended), a
 // stop while the instance is fenced off from ZooKeeper as an abandon. ok
 // is false when no event was pending; start is where pump started.
-func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (e workerEvent, resume int64, ended, ok bool) {
+func (w *partitionWorker) takeWhileConsuming(owned *offsets.Partition, start int64) (e workerEvent, resume int64, ended, ok bool) {
 	e, to, ok := w.ev.take()
 	for ok && e == eventPause {
 		// Delivery paused: take back what a claim's buffer holds. The next
@@ -197,7 +198,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 		return eventStop, 0, true, false
 	case e == eventSeek:
 		w.recall() // from the old position
-		owned.restart(to)
+		owned.Restart(to)
 		return e, to, false, true
 	case e == eventStop:
 		if w.cg.gate.paused() {
@@ -238,7 +239,7 @@ func closePartitionConsumer(spc sarama.PartitionConsumer) {
 // the log's range is reported and replaced by Offsets.Initial, as upstream
 // does, resolved to a real offset: the new position is committed at once
 // (see startAtInitial), and later marks commit from it.
-func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.PartitionConsumer, error) {
+func (w *partitionWorker) open(owned *offsets.Partition, start int64) (sarama.PartitionConsumer, error) {
 	if start < 0 {
 		start = w.cg.config.Offsets.Initial
 	}
@@ -254,7 +255,7 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 			// re-created): a lower offset is stored only as a reset is,
 			// with an epoch bump that ends this claim; the worker then
 			// claims again and reads it.
-			if applies, rerr := w.cg.offsetManager.rewindAsReset(owned, resolved); applies {
+			if applies, rerr := w.cg.offsetManager.RewindAsReset(owned, resolved); applies {
 				if rerr != nil {
 					return nil, rerr
 				}
@@ -265,7 +266,7 @@ func (w *partitionWorker) open(owned *ownedOffsets, start int64) (sarama.Partiti
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
-		owned.restartUncommitted(resolved)
+		owned.RestartUncommitted(resolved)
 		if !w.commitStart(owned) {
 			return nil, w.ctx.Err()
 		}
@@ -309,7 +310,7 @@ func (w *partitionWorker) fastStart(start int64) []*sarama.ConsumerMessage {
 // taken whenever the pending flag says one was raised, before every
 // hand-over, and they cut a hand-over that waits for a reader or for the
 // fence short.
-func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
+func (w *partitionWorker) pump(owned *offsets.Partition, src *pendingConsumer, prefix []*sarama.ConsumerMessage, start int64) (resume int64, end workerEvent, ended bool) {
 	last := int64(-1)
 	var spc sarama.PartitionConsumer // once src is ready
 	var msgs <-chan *sarama.ConsumerMessage
@@ -320,7 +321,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		batches = src.feed.batches
 	}
 	out := w.out
-	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
+	valid := func() bool { return w.cg.kazoo.SessionID() == owned.Claim.SessionID }
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
@@ -401,7 +402,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		} else if m.Offset >= w.hwm.Load() { // a prefix message: the mark is past it
 			w.hwm.Store(m.Offset + 1)
 		}
-		if resumed := owned.pause.held(); resumed != nil {
+		if resumed := owned.Pause.Held(); resumed != nil {
 			// Paused by the application: hand nothing out until the resume
 			// (events still come first); m is offered again then.
 			held = m
@@ -411,14 +412,14 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 			}
 			continue
 		}
-		owned.offer(m.Offset)
-		owned.redelivery.Offered(m)
+		owned.Offer(m.Offset)
+		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
 		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
 		switch {
 		case delivered:
-			owned.delivered(m.Offset)
+			owned.Delivered(m.Offset)
 			last = m.Offset
 		case stale:
 			// The session holding the claim is gone: someone else may own

@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"errors"
@@ -37,29 +37,27 @@ func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst, config: NewConfig()}
-	om := &zookeeperOffsetManager{cg: cg, storage: OffsetStorageZookeeper, parts: map[topicPartition]*ownedOffsets{}}
-	tp := topicPartition{topic, 0}
-	w := newWorker(cg, tp)
-	o := om.adopt(tp, pc, 100, version, w)
+	om := New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{kg, inst}})
+	tp := TopicPartition{topic, 0}
+	o := om.adopt(tp, pc, 100, version, &bareOwner{})
 
 	// The operator writes the offset node by hand.
 	if err := kg.CommitOffset(topic, 0, 50); err != nil {
 		t.Fatal(err)
 	}
 	// The commit loop commits a mark and finds the conflict: it adopts 50.
-	o.offer(119)
-	if !o.mark(nil, 119) {
+	o.Offer(119)
+	if !o.Mark(nil, 119) {
 		t.Fatal("mark refused")
 	}
-	_ = om.commit(o)
-	if !o.seeking.Load() {
+	_ = om.Commit(o)
+	if !o.Seeking() {
 		t.Fatal("the conflict was not adopted (no seek pending)")
 	}
 	// The worker, in open(), takes the out-of-range 100 back to 0.
-	applies, rerr := om.rewindAsReset(o, 0)
-	if !applies || !errors.Is(rerr, errSeekPending) {
-		t.Errorf("rewindAsReset = %v, %v with a seek pending; want true, errSeekPending", applies, rerr)
+	applies, rerr := om.RewindAsReset(o, 0)
+	if !applies || !errors.Is(rerr, ErrSeekPending) {
+		t.Errorf("rewindAsReset = %v, %v with a seek pending; want true, ErrSeekPending", applies, rerr)
 	}
 	stored, err := kg.FetchOffset(topic, 0)
 	if err != nil {
@@ -97,21 +95,19 @@ func TestIntegrationRewindAfterOurCommitInDoubt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst, config: NewConfig()}
-	om := &zookeeperOffsetManager{cg: cg, storage: OffsetStorageZookeeper, parts: map[topicPartition]*ownedOffsets{}}
-	tp := topicPartition{topic, 0}
-	w := newWorker(cg, tp)
-	o := om.adopt(tp, pc, 100, version, w)
+	om := New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{kg, inst}})
+	tp := TopicPartition{topic, 0}
+	o := om.adopt(tp, pc, 100, version, &bareOwner{})
 	// A commit of 110 went out; its reply was lost, but it applied.
 	if _, err := inst.CommitOffsetFenced(pc, 110, version); err != nil {
 		t.Fatal(err)
 	}
 	o.inDoubt.Add(110, version)
 
-	applies, rerr := om.rewindAsReset(o, 0)
-	if !applies || rerr != nil || o.seeking.Load() {
+	applies, rerr := om.RewindAsReset(o, 0)
+	if !applies || rerr != nil || o.Seeking() {
 		t.Errorf("rewindAsReset = %v, %v (seek pending %v) after our own applied commit in doubt; want it recognised "+
-			"as ours (as a commit does with InDoubt.Ours) and the rewind made", applies, rerr, o.seeking.Load())
+			"as ours (as a commit does with InDoubt.Ours) and the rewind made", applies, rerr, o.Seeking())
 	}
 	if stored, err := kg.FetchOffset(topic, 0); err != nil || stored != 0 {
 		t.Errorf("stored offset %d (%v) after the rewind, want 0", stored, err)

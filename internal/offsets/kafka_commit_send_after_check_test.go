@@ -1,67 +1,11 @@
-package consumergroup
+package offsets
 
 import (
-	"encoding/binary"
 	"errors"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
-)
-
-// writeLog records when the client writes each Kafka request (api key) on
-// a connection: what the client sends, not when the broker reads it.
-type writeLog struct {
-	mu     sync.Mutex
-	writes []struct {
-		key int16
-		at  time.Time
-	}
-}
-
-func (l *writeLog) first(key int16) (time.Time, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, w := range l.writes {
-		if w.key == key {
-			return w.at, true
-		}
-	}
-	return time.Time{}, false
-}
-
-type loggingConn struct {
-	net.Conn
-	log *writeLog
-}
-
-func (c loggingConn) Write(p []byte) (int, error) {
-	if len(p) >= 6 {
-		c.log.mu.Lock()
-		c.log.writes = append(c.log.writes, struct {
-			key int16
-			at  time.Time
-		}{int16(binary.BigEndian.Uint16(p[4:6])), time.Now()})
-		c.log.mu.Unlock()
-	}
-	return c.Conn.Write(p)
-}
-
-type loggingDialer struct{ log *writeLog }
-
-func (d loggingDialer) Dial(network, addr string) (net.Conn, error) {
-	c, err := net.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	return loggingConn{c, d.log}, nil
-}
-
-const (
-	apiOffsetCommit = 8
-	apiOffsetFetch  = 9
 )
 
 // A commit's request is written right after its claim check, whatever else
@@ -73,31 +17,8 @@ const (
 // connection of their own (commitConn).
 func TestKafkaCommitNotDelayedAfterClaimCheck(t *testing.T) {
 	const latency = 1500 * time.Millisecond // the coordinator answers slowly (loaded)
-	b := sarama.NewMockBroker(t, 1)
-	defer b.Close()
-	b.SetLatency(latency)
-	b.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
-		"OffsetFetchRequest":     sarama.NewMockOffsetFetchResponse(t).SetOffset("g", "t", 0, 10, "", sarama.ErrNoError).SetError(sarama.ErrNoError),
-		"OffsetCommitRequest":    sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
-	})
-	log := &writeLog{}
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_1_0_0
-	cfg.ApiVersionsRequest = false
-	cfg.Net.Proxy.Enable = true
-	cfg.Net.Proxy.Dialer = loggingDialer{log}
-	client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := newKafkaOffsetStore(client, "g", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.close()
+	f := newBrokerFixture(t, brokerOpts{latency: latency, logWrite: true, handlers: offsetHandlers(t)})
+	store, log := f.store, f.writes
 	if _, err := store.coordinator(time.Time{}); err != nil { // cached from here on
 		t.Fatal(err)
 	}
@@ -108,17 +29,12 @@ func TestKafkaCommitNotDelayedAfterClaimCheck(t *testing.T) {
 		defer close(readDone)
 		_, _, _ = store.held(0, func() map[string][]int32 { return map[string][]int32{"t": {0}} })
 	}()
-	for {
-		if _, ok := log.first(apiOffsetFetch); ok {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	log.waitFor(apiOffsetFetch)
 
 	begin := time.Now()
 	deadline := begin.Add(500 * time.Millisecond) // the commit's deadline
 	var checkedAt time.Time
-	err = store.commitFenced("t", 0, 42, deadline, func() error {
+	err := store.commitFenced("t", 0, 42, deadline, func() error {
 		checkedAt = time.Now() // the claim holds now; say it is lost 100 ms later
 		return nil
 	})
@@ -139,39 +55,16 @@ func TestKafkaCommitNotDelayedAfterClaimCheck(t *testing.T) {
 	}
 }
 
-// A commit that Close stopped waiting for (closeExpired: errGroupClosing,
+// A commit that Close stopped waiting for (Closing: ErrGroupClosing,
 // reported on Errors() by the worker's final commit) is not written
 // afterwards, once Close closed the ZooKeeper session and another member
 // may own the partition: it was written right after its check (and is
 // reported in doubt), or never is (the commit connection's socket is shut).
 func TestKafkaCommitAbandonedAtCloseNotWrittenAfterwards(t *testing.T) {
 	const latency = 1500 * time.Millisecond
-	b := sarama.NewMockBroker(t, 1)
-	defer b.Close()
-	b.SetLatency(latency)
-	b.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
-		"OffsetFetchRequest":     sarama.NewMockOffsetFetchResponse(t).SetOffset("g", "t", 0, 10, "", sarama.ErrNoError).SetError(sarama.ErrNoError),
-		"OffsetCommitRequest":    sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
-	})
-	log := &writeLog{}
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_1_0_0
-	cfg.ApiVersionsRequest = false
-	cfg.Net.Proxy.Enable = true
-	cfg.Net.Proxy.Dialer = loggingDialer{log}
-	client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	closing := make(chan struct{})
-	store, err := newKafkaOffsetStore(client, "g", closing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.close()
+	f := newBrokerFixture(t, brokerOpts{latency: latency, logWrite: true, closing: closing, handlers: offsetHandlers(t)})
+	store, log := f.store, f.writes
 	if _, err := store.coordinator(time.Time{}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,14 +73,9 @@ func TestKafkaCommitAbandonedAtCloseNotWrittenAfterwards(t *testing.T) {
 		defer close(readDone)
 		_, _, _ = store.held(0, func() map[string][]int32 { return map[string][]int32{"t": {0}} })
 	}()
-	for {
-		if _, ok := log.first(apiOffsetFetch); ok {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	log.waitFor(apiOffsetFetch)
 	time.AfterFunc(200*time.Millisecond, func() { close(closing) })
-	err = store.commitFenced("t", 0, 42, time.Now().Add(time.Minute), func() error { return nil })
+	err := store.commitFenced("t", 0, 42, time.Now().Add(time.Minute), func() error { return nil })
 	returned := time.Now()
 	t.Logf("commitFenced returned %v", err)
 	<-readDone
@@ -197,8 +85,8 @@ func TestKafkaCommitAbandonedAtCloseNotWrittenAfterwards(t *testing.T) {
 		t.Errorf("commitFenced returned %v (Close stopped waiting), and its OffsetCommit was written %v later",
 			err, sentAt.Sub(returned).Round(time.Millisecond))
 	}
-	if !errors.Is(err, errGroupClosing) || ok != errors.Is(err, errKafkaCommitInDoubt) {
-		t.Errorf("commitFenced = %v, OffsetCommit written %v: want errGroupClosing, in doubt (errKafkaCommitInDoubt) iff written", err, ok)
+	if !errors.Is(err, ErrGroupClosing) || ok != errors.Is(err, errKafkaCommitInDoubt) {
+		t.Errorf("commitFenced = %v, OffsetCommit written %v: want ErrGroupClosing, in doubt (errKafkaCommitInDoubt) iff written", err, ok)
 	}
 }
 
@@ -209,49 +97,20 @@ func TestKafkaCommitAbandonedAtCloseNotWrittenAfterwards(t *testing.T) {
 // and written right after its check.
 func TestKafkaCommitWaitsOutThrottleBeforeClaimCheck(t *testing.T) {
 	const throttle = time.Second
-	b := sarama.NewMockBroker(t, 1)
-	defer b.Close()
 	answer := &sarama.OffsetCommitResponse{Version: 6, ThrottleTimeMs: int32(throttle / time.Millisecond)}
 	answer.AddError("t", 0, sarama.ErrNoError)
-	b.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
-		"OffsetCommitRequest":    sarama.NewMockWrapper(answer),
-	})
-	log := &writeLog{}
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_1_0_0 // OffsetCommit v6
-	cfg.ApiVersionsRequest = false
-	cfg.Net.Proxy.Enable = true
-	cfg.Net.Proxy.Dialer = loggingDialer{log}
-	client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := newKafkaOffsetStore(client, "g", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.close()
-	commits := func() int {
-		log.mu.Lock()
-		defer log.mu.Unlock()
-		n := 0
-		for _, w := range log.writes {
-			if w.key == apiOffsetCommit {
-				n++
-			}
-		}
-		return n
-	}
+	f := newBrokerFixture(t, brokerOpts{logWrite: true, handlers: func(*sarama.MockBroker) map[string]sarama.MockResponse {
+		return map[string]sarama.MockResponse{"OffsetCommitRequest": sarama.NewMockWrapper(answer)} // OffsetCommit v6
+	}})
+	store, log := f.store, f.writes
+	commits := func() int { return log.count(apiOffsetCommit) }
 	if err := store.commitFenced("t", 0, 1, time.Time{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	throttled := time.Now()
 
 	checked := false
-	err = store.commitFenced("t", 0, 2, time.Now().Add(throttle/2), func() error { checked = true; return nil })
+	err := store.commitFenced("t", 0, 2, time.Now().Add(throttle/2), func() error { checked = true; return nil })
 	if !errors.Is(err, errKafkaCommitDeadline) || checked || commits() != 1 {
 		t.Errorf("a commit due before the throttle ends: %v, claim checked %v, %d requests written; want errKafkaCommitDeadline, no check, 1",
 			err, checked, commits())
@@ -291,7 +150,18 @@ func TestKafkaCommitWriteGate(t *testing.T) {
 	}
 	g.disarm()
 	close(closing)
-	if err := g.allow(); !errors.Is(err, errGroupClosing) {
+	if err := g.allow(); !errors.Is(err, ErrGroupClosing) {
 		t.Fatalf("once closing: %v", err)
+	}
+}
+
+// offsetHandlers answers OffsetFetch with offset 10 of t/0 and every
+// OffsetCommit with success.
+func offsetHandlers(t *testing.T) func(*sarama.MockBroker) map[string]sarama.MockResponse {
+	return func(*sarama.MockBroker) map[string]sarama.MockResponse {
+		return map[string]sarama.MockResponse{
+			"OffsetFetchRequest":  sarama.NewMockOffsetFetchResponse(t).SetOffset("g", "t", 0, 10, "", sarama.ErrNoError).SetError(sarama.ErrNoError),
+			"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
+		}
 	}
 }
