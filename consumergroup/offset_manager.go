@@ -68,6 +68,9 @@ func newOffsetManager(cg *ConsumerGroup, config *OffsetManagerConfig) *offsetMan
 	if config == nil {
 		config = NewOffsetManagerConfig()
 	}
+	if cg == nil {
+		return &offsetManager{offsets.New(offsets.Config{CommitInterval: config.CommitInterval, VerboseLogging: config.VerboseLogging}, offsets.Deps{})}
+	}
 	cfg := cg.offsetsConfig()
 	cfg.CommitInterval, cfg.VerboseLogging = config.CommitInterval, config.VerboseLogging
 	return &offsetManager{offsets.New(cfg, cg.offsetsDeps())}

@@ -3,7 +3,6 @@ package offsets
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -11,83 +10,6 @@ import (
 
 	"github.com/zkgroup/kafka/kazoo"
 )
-
-// Kind names where the group's committed offsets live.
-type Kind int
-
-const (
-	// KindZookeeper stores offsets in ZooKeeper only, fenced by the claims.
-	KindZookeeper Kind = iota
-	// KindKafka stores offsets as Kafka's group offsets only.
-	KindKafka
-	// KindDual commits to ZooKeeper, then to Kafka, and starts each claim at
-	// the higher of the two.
-	KindDual
-)
-
-// Config configures a Committer.
-type Config struct {
-	// Kind is where offsets are stored. Default KindZookeeper.
-	Kind Kind
-	// CommitInterval is the period of the commit loop; 0 disables it
-	// (commits then happen on Flush and the final commits only).
-	CommitInterval time.Duration
-	// VerboseLogging logs every commit at debug level.
-	VerboseLogging bool
-	// Concurrency bounds the commits in flight at once; 0: 128.
-	Concurrency int
-	// KafkaCommitBudget is how long after a commit to Kafka began an
-	// attempt of it may still start (see kafkaStore.commit); 0: kazoo's
-	// default session timeout.
-	KafkaCommitBudget time.Duration
-	// Group is the group's name, for messages.
-	Group string
-}
-
-// Registry is the ZooKeeper side the zookeeper store writes through.
-type Registry interface {
-	// FetchOffsetVersion returns a partition's stored next offset and the
-	// version of its offset node (-1, -1: none).
-	FetchOffsetVersion(topic string, partition int32) (int64, int32, error)
-	// CommitOffset stores next unfenced (partitions tracked without a claim).
-	CommitOffset(topic string, partition int32, next int64) error
-	// CommitOffsetFenced stores next fenced by c's epoch if the offset node
-	// is still at version, and returns its new version.
-	CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error)
-	// RewindOffsetFenced stores next as a reset does, bumping c's epoch.
-	RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error
-	// ResetOffsets deletes the group's offsets, bumping every epoch.
-	ResetOffsets() error
-}
-
-// Metrics receives what the committer measures.
-type Metrics interface {
-	// Committed counts a commit of tp that took latency; lag is the
-	// partition's lag after it, -1 when unknown.
-	Committed(tp TopicPartition, latency time.Duration, lag int64)
-	// Conflict counts an offset found changed underneath.
-	Conflict()
-}
-
-// Deps is what a Committer is given: the stores' clients and the group's
-// session, fence, members and error channel, each as a narrow piece.
-type Deps struct {
-	Log      *slog.Logger // nil: discarded
-	Metrics  Metrics      // nil: none
-	Report   func(error)  // errors for the application; nil: dropped
-	Registry Registry     // ZooKeeper, with KindZookeeper or KindDual (and for resets)
-	Kafka    GroupOffsets // Kafka's group offsets, with KindKafka or KindDual
-	// Session returns the current ZooKeeper session's id: a claim of an
-	// older session is lost.
-	Session func() int64
-	// FencedOff reports whether the session fence holds delivery paused.
-	FencedOff func() bool
-	// OtherMembers lists the group's registered members other than this
-	// instance (resets of Kafka's offsets refuse to run beside them).
-	OtherMembers func() ([]string, error)
-	// Closing, when closed, ends every wait for Kafka (ErrGroupClosing).
-	Closing <-chan struct{}
-}
 
 // Committer tracks the partitions this instance consumes and commits what
 // their owners marked to the Store, periodically and on demand: fenced by
@@ -108,37 +30,6 @@ type Committer struct {
 	closing   chan struct{}
 	closed    chan struct{}
 	closeOnce sync.Once
-}
-
-// env is what the stores and the committer share.
-type env struct {
-	cfg  Config
-	deps Deps
-}
-
-func (e *env) log() *slog.Logger {
-	if e.deps.Log == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return e.deps.Log
-}
-
-func (e *env) report(err error) {
-	if err != nil && e.deps.Report != nil {
-		e.deps.Report(err)
-	}
-}
-
-func (e *env) committed(tp TopicPartition, latency time.Duration, lag int64) {
-	if e.deps.Metrics != nil {
-		e.deps.Metrics.Committed(tp, latency, lag)
-	}
-}
-
-func (e *env) conflict() {
-	if e.deps.Metrics != nil {
-		e.deps.Metrics.Conflict()
-	}
 }
 
 // New returns a Committer storing offsets where cfg.Kind says; Start
@@ -435,15 +326,4 @@ func partitionError(topic string, partition int32, err error) error {
 		return err
 	}
 	return &sarama.ConsumerError{Topic: topic, Partition: partition, Err: err}
-}
-
-// String returns the storage's name, as Offsets.Storage spells it.
-func (k Kind) String() string {
-	switch k {
-	case KindKafka:
-		return "kafka"
-	case KindDual:
-		return "dual"
-	}
-	return "zookeeper"
 }

@@ -138,7 +138,7 @@ func (s *KafkaOffsets) setConn(c *commitConn) {
 // connection on, so only a group that joined, and is closed, starts it.
 func (s *KafkaOffsets) closeAtStop() {
 	<-s.stopping
-	s.connSem <- struct{}{} // the commit holding it ends within Net.ReadTimeout, at once after closeExpired
+	s.connSem <- struct{}{} // the commit holding it ends within Net.ReadTimeout, at once after Closing
 	s.releaseConn()
 }
 

@@ -37,42 +37,12 @@ type fencedCommitter interface {
 	commitFenced(topic string, partition int32, next int64, deadline time.Time, ready func() error) error
 }
 
-// KafkaOffsets stores the group's offsets as Kafka group offsets,
-// through the group coordinator: OffsetFetch to read, and standalone
-// OffsetCommit requests (generation -1, no member ID) to write, as any
-// client that commits for a group without joining it does. The broker
-// accepts such commits while the group has no broker-coordinated members,
-// which is the case of a group coordinated through ZooKeeper; it refuses
-// them (UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION) while a
-// sarama.ConsumerGroup or a Java consumer with the same group ID is running.
-//
-// A commit is one OffsetCommit request, sent to the coordinator here rather
-// than through sarama's ClusterAdmin, which retries a moved coordinator by
-// itself (Admin.Retry.Max times, up to Net.ReadTimeout each) with nobody
-// checking the claim in between: the committer makes every attempt,
-// and each attempt checks the claim right before its request goes out,
-// after the coordinator is known (see commitFenced). sarama's
-// OffsetManager is not used either: it commits on its own timer and reports
-// failures asynchronously, while every commit here is a decision of the
-// committer with an exact outcome. Reads, and the reset (made while no
-// other member runs), go through the admin and its retries: they move no
-// offset behind an owner's back.
-//
-// Commits go over a connection of the store's own to the coordinator
-// (commitConn), one at a time, never over the client's: sarama's Broker
-// holds its lock for a whole round trip, so a request sent over the
-// client's connection waits, after the claim check, for every request in
-// flight there (the read of what Kafka holds, the admin's, other
-// partitions' commits) and for a throttle sarama keeps. On the store's own
-// connection the commit that holds it (connSem) is the only request.
-//
-// None of these calls takes a context. Once closing is closed (Close
-// stopped waiting for the partitions: ConsumerGroup.closeExpired) every
-// wait of a commit, of a coordinator lookup and of a read of what Kafka
-// holds ends at once with ErrGroupClosing, the call itself going on in its
-// goroutine; Fetch is bounded the same way by its caller (the store's Read). The
-// commit connection's socket is shut then, and nothing is written on it
-// any more.
+// KafkaOffsets stores the group's offsets as Kafka group offsets, through
+// the group coordinator: OffsetFetch to read, standalone OffsetCommit
+// requests to write, one request per attempt, over a connection of its own
+// (commitConn), so that nothing waits between the claim check and the
+// request. Once closing is closed every wait ends with ErrGroupClosing.
+// See docs/kafka-offsets.md.
 type KafkaOffsets struct {
 	client  sarama.Client
 	admin   sarama.ClusterAdmin // shares client; never closed (that would close the client)

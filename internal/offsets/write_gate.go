@@ -99,13 +99,3 @@ func (c gatedConn) Write(p []byte) (int, error) {
 	}
 	return c.Conn.Write(p)
 }
-
-// isClosed reports whether c is closed.
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
