@@ -349,3 +349,17 @@ func (r kazooRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, v
 }
 
 func (r kazooRegistry) ResetOffsets() error { return r.group.ResetOffsets() }
+
+// commitToKafka commits what each of parts holds to Kafka, as a commit
+// round would.
+func commitToKafka(t *testing.T, om *Committer, parts ...*Partition) {
+	t.Helper()
+	for _, o := range parts {
+		o.commitMu.Lock()
+		err := om.kafkaStoreOf().commitKafka(o, o.Tracker.CommittedOffset(), true)
+		o.commitMu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -145,14 +145,7 @@ func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 			om.env.cfg.CommitInterval = interval
 			idle := om.adopt(TopicPartition{"t", 0}, nil, 10, -1, nil)
 			other := om.adopt(TopicPartition{"t", 1}, nil, 7, -1, nil)
-			for _, o := range []*Partition{idle, other} {
-				o.commitMu.Lock()
-				err := om.kafkaStoreOf().commitKafka(o, o.Tracker.CommittedOffset(), true)
-				o.commitMu.Unlock()
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
+			commitToKafka(t, om, idle, other)
 			time.Sleep(interval)
 			for _, o := range []*Partition{idle, other} {
 				if om.hasWork(o) {

@@ -19,17 +19,7 @@ func TestKafkaCommitNotDelayedAfterClaimCheck(t *testing.T) {
 	const latency = 1500 * time.Millisecond // the coordinator answers slowly (loaded)
 	f := newBrokerFixture(t, brokerOpts{latency: latency, logWrite: true, handlers: offsetHandlers(t)})
 	store, log := f.store, f.writes
-	if _, err := store.coordinator(time.Time{}); err != nil { // cached from here on
-		t.Fatal(err)
-	}
-
-	// A commit round's read of what Kafka holds, in flight.
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		_, _, _ = store.held(0, func() map[string][]int32 { return map[string][]int32{"t": {0}} })
-	}()
-	log.waitFor(apiOffsetFetch)
+	readDone := f.readInFlight(t)
 
 	begin := time.Now()
 	deadline := begin.Add(500 * time.Millisecond) // the commit's deadline
@@ -65,15 +55,7 @@ func TestKafkaCommitAbandonedAtCloseNotWrittenAfterwards(t *testing.T) {
 	closing := make(chan struct{})
 	f := newBrokerFixture(t, brokerOpts{latency: latency, logWrite: true, closing: closing, handlers: offsetHandlers(t)})
 	store, log := f.store, f.writes
-	if _, err := store.coordinator(time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		_, _, _ = store.held(0, func() map[string][]int32 { return map[string][]int32{"t": {0}} })
-	}()
-	log.waitFor(apiOffsetFetch)
+	readDone := f.readInFlight(t)
 	time.AfterFunc(200*time.Millisecond, func() { close(closing) })
 	err := store.commitFenced("t", 0, 42, time.Now().Add(time.Minute), func() error { return nil })
 	returned := time.Now()
@@ -164,4 +146,21 @@ func offsetHandlers(t *testing.T) func(*sarama.MockBroker) map[string]sarama.Moc
 			"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
 		}
 	}
+}
+
+// readInFlight looks the coordinator up (cached from then on) and starts a
+// commit round's read of what Kafka holds, returning once its request was
+// written; the channel is closed when the read ends.
+func (f *brokerFixture) readInFlight(t *testing.T) <-chan struct{} {
+	t.Helper()
+	if _, err := f.store.coordinator(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _, _ = f.store.held(0, func() map[string][]int32 { return map[string][]int32{"t": {0}} })
+	}()
+	f.writes.waitFor(apiOffsetFetch)
+	return done
 }

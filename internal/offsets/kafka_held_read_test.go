@@ -47,14 +47,7 @@ func TestFinalCommitDoesNotWaitForKafkaRead(t *testing.T) {
 	om.env.cfg.CommitInterval = interval
 	a := om.adopt(TopicPartition{"t", 0}, nil, 10, -1, nil)
 	b := om.adopt(TopicPartition{"t", 1}, nil, 7, -1, nil)
-	for _, o := range []*Partition{a, b} {
-		o.commitMu.Lock()
-		err := om.kafkaStoreOf().commitKafka(o, o.Tracker.CommittedOffset(), true)
-		o.commitMu.Unlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	commitToKafka(t, om, a, b)
 	time.Sleep(interval)
 	go om.hasWork(a) // the commit loop's round reads Kafka's offsets
 	<-store.started

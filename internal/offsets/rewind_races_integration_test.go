@@ -17,29 +17,8 @@ import (
 // nothing then: with the adopted version its transaction would pass and
 // overwrite the operator's 50 with 0.
 func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
-	testenv.Integration(t)
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
-	group, topic := testenv.UniqueName("rewind-g"), testenv.UniqueName("rewind")
-	kg := kz.Consumergroup(group)
-	if err := kg.Create(); err != nil {
-		t.Fatal(err)
-	}
-	inst := kg.NewInstance()
-	pc, err := inst.Claim(topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := inst.CommitOffsetFenced(pc, 100, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	om := New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{kg, inst}})
-	tp := TopicPartition{topic, 0}
-	o := om.adopt(tp, pc, 100, version, &bareOwner{})
+	r := newRewindFixture(t)
+	kg, topic, om, o := r.kg, r.topic, r.om, r.o
 
 	// The operator writes the offset node by hand.
 	if err := kg.CommitOffset(topic, 0, 50); err != nil {
@@ -75,29 +54,8 @@ func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
 // refused, and that is our own write, not an *OffsetConflictError to seek
 // to.
 func TestIntegrationRewindAfterOurCommitInDoubt(t *testing.T) {
-	testenv.Integration(t)
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
-	group, topic := testenv.UniqueName("rewind-g"), testenv.UniqueName("rewind")
-	kg := kz.Consumergroup(group)
-	if err := kg.Create(); err != nil {
-		t.Fatal(err)
-	}
-	inst := kg.NewInstance()
-	pc, err := inst.Claim(topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := inst.CommitOffsetFenced(pc, 100, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	om := New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{kg, inst}})
-	tp := TopicPartition{topic, 0}
-	o := om.adopt(tp, pc, 100, version, &bareOwner{})
+	r := newRewindFixture(t)
+	kg, inst, pc, version, topic, om, o := r.kg, r.inst, r.pc, r.version, r.topic, r.om, r.o
 	// A commit of 110 went out; its reply was lost, but it applied.
 	if _, err := inst.CommitOffsetFenced(pc, 110, version); err != nil {
 		t.Fatal(err)
@@ -112,4 +70,41 @@ func TestIntegrationRewindAfterOurCommitInDoubt(t *testing.T) {
 	if stored, err := kg.FetchOffset(topic, 0); err != nil || stored != 0 {
 		t.Errorf("stored offset %d (%v) after the rewind, want 0", stored, err)
 	}
+}
+
+// rewindFixture is a partition claimed on the local ZooKeeper whose offset
+// node holds 100, tracked by a committer over ZooKeeper.
+type rewindFixture struct {
+	kg      *kazoo.Consumergroup
+	inst    *kazoo.ConsumergroupInstance
+	pc      *kazoo.PartitionClaim
+	version int32 // of the offset node
+	topic   string
+	om      *Committer
+	o       *Partition
+}
+
+func newRewindFixture(t *testing.T) rewindFixture {
+	t.Helper()
+	testenv.Integration(t)
+	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kz.Close() })
+	r := rewindFixture{topic: testenv.UniqueName("rewind")}
+	r.kg = kz.Consumergroup(testenv.UniqueName("rewind-g"))
+	if err := r.kg.Create(); err != nil {
+		t.Fatal(err)
+	}
+	r.inst = r.kg.NewInstance()
+	if r.pc, err = r.inst.Claim(r.topic, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r.version, err = r.inst.CommitOffsetFenced(r.pc, 100, -1); err != nil {
+		t.Fatal(err)
+	}
+	r.om = New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{r.kg, r.inst}})
+	r.o = r.om.adopt(TopicPartition{r.topic, 0}, r.pc, 100, r.version, &bareOwner{})
+	return r
 }
