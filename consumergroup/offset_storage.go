@@ -48,12 +48,3 @@ func (s OffsetStorage) kind() offsets.Kind {
 	}
 	return offsets.KindZookeeper
 }
-
-// alignStores brings the stores that are behind the start offset up to it
-// at once (see offsets.Store's Align): a start the store moved is
-// committed before anything is delivered.
-func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Stored) {
-	if w.cg.offsetManager.Store().Align(owned, st) {
-		w.commitStart(owned)
-	}
-}

@@ -18,6 +18,7 @@ type ConflictError struct {
 	Err       error
 }
 
+// Error names the partition, both offsets and the registry's error.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("consumergroup: offset of %s/%d changed underneath: stored %d, pending %d dropped; resuming at %d: %v",
 		e.Topic, e.Partition, e.Stored, e.Pending, e.Stored, e.Err)

@@ -1,3 +1,7 @@
+// The group's side of internal/offsets: the committer's configuration
+// and dependencies from the group, the stores opened at the join, and
+// the worker as the committer's Owner.
+
 package consumergroup
 
 import (
@@ -140,6 +144,15 @@ func ownCommitConns(conf *sarama.Config) (*sarama.Config, offsets.Dialer) {
 type commitDialer struct{ *connDialer }
 
 func (d commitDialer) CloseAll() { d.closeAll() }
+
+// alignStores brings the stores that are behind the start offset up to it
+// at once (see offsets.Store's Align): a start the store moved is
+// committed before anything is delivered.
+func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Stored) {
+	if w.cg.offsetManager.Store().Align(owned, st) {
+		w.commitStart(owned)
+	}
+}
 
 // ClaimLost implements offsets.Owner: the claim ended.
 func (w *partitionWorker) ClaimLost() { w.lost() }
