@@ -1,6 +1,10 @@
 package consumergroup
 
-import "github.com/IBM/sarama"
+import (
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
+)
 
 // claimSink decides where the messages of each claimed partition go. A
 // partition worker calls open once its partition is claimed and its
@@ -18,7 +22,7 @@ import "github.com/IBM/sarama"
 type claimSink interface {
 	// open returns the channel for w's messages, or nil when w must not
 	// consume after all (stopped, or its claim lost, while open waited).
-	open(w *partitionWorker, owned *ownedOffsets, next int64) chan *sarama.ConsumerMessage
+	open(w *partitionWorker, owned *offsets.Partition, next int64) chan *sarama.ConsumerMessage
 	// close ends what open started: nothing more is sent on its channel.
 	close(w *partitionWorker)
 }
@@ -26,7 +30,7 @@ type claimSink interface {
 // messagesSink hands every partition's messages to Messages().
 type messagesSink struct{ cg *ConsumerGroup }
 
-func (s messagesSink) open(*partitionWorker, *ownedOffsets, int64) chan *sarama.ConsumerMessage {
+func (s messagesSink) open(*partitionWorker, *offsets.Partition, int64) chan *sarama.ConsumerMessage {
 	return s.cg.messages
 }
 

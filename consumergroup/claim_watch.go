@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -24,7 +25,7 @@ const claimWatchRetry = 200 * time.Millisecond
 //
 // stop is closed before the worker releases the claim itself, so its own
 // release is never taken for a loss.
-func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *ownedOffsets, stop <-chan struct{}) {
+func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
 	for {
 		// Both watches, not WatchClaim's merged channel: that costs a
 		// goroutine per owned partition, beside this one.
@@ -36,7 +37,7 @@ func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *ownedOffse
 		}
 		switch {
 		case errors.Is(err, kazoo.ErrClaimLost):
-			owned.lost.Store(true)
+			owned.SetLost()
 			w.lost()
 			if w.cg.kazoo.SessionID() == pc.SessionID {
 				// Not our own session's expiry (the manage loop handles

@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// apiOffsetFetch is the api key of OffsetFetch requests.
+const apiOffsetFetch = 9
+
 // stallingDialer dials plainly; while stall is set, a write of an
 // OffsetFetch request blocks (a coordinator that stopped reading, a link
 // gone quiet) until release is closed.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // slowKafkaStore is the real Kafka offset store whose reads take as long
@@ -14,28 +15,28 @@ import (
 // ListConsumerGroupOffsets has no context and waits Net.ReadTimeout (30 s
 // by default) per try, or Net.DialTimeout for a broker that drops SYNs.
 type slowKafkaStore struct {
-	groupOffsetStore
+	offsets.GroupOffsets
 	delay   time.Duration
 	once    sync.Once
 	reading chan struct{}
 	done    chan struct{} // closed when the test ends: an abandoned read ends
 }
 
-func (s *slowKafkaStore) fetch(topic string, partition int32) (int64, error) {
+func (s *slowKafkaStore) Fetch(topic string, partition int32) (int64, error) {
 	s.once.Do(func() { close(s.reading) })
 	select {
 	case <-time.After(s.delay):
 	case <-s.done:
 		return -1, errors.New("the test ended")
 	}
-	return s.groupOffsetStore.fetch(topic, partition)
+	return s.GroupOffsets.Fetch(topic, partition)
 }
 
 // Close promises ProcessingTimeout + 1.5 x the session timeout, "even if
 // ZooKeeper is out of reach", and sarama's context-free calls must not
 // break that. The worker's first read of the committed offset with kafka
-// (or dual) storage is such a call (readOffset -> readStored ->
-// kafkaOffsetStore.fetch -> admin.ListConsumerGroupOffsets): Close must
+// (or dual) storage is such a call (readOffset -> the store's Read ->
+// KafkaOffsets.Fetch -> admin.ListConsumerGroupOffsets): Close must
 // stop waiting for it once its bound is up (closeExpired); closing the
 // ZooKeeper session does not end it.
 func TestIntegrationCloseDoesNotWaitForKafkaOffsetRead(t *testing.T) {
@@ -47,9 +48,9 @@ func TestIntegrationCloseDoesNotWaitForKafkaOffsetRead(t *testing.T) {
 	var once sync.Once
 	wrap := func(cg *ConsumerGroup, r claim.Registry) claim.Registry {
 		once.Do(func() {
-			// connect calls this after openKafkaOffsets and before the
+			// connect calls this after openOffsetStores and before the
 			// manage loop starts.
-			slow.groupOffsetStore = cg.kafkaOffsets
+			slow.GroupOffsets = cg.kafkaOffsets
 			cg.kafkaOffsets = slow
 		})
 		return r

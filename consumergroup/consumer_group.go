@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/fetch"
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -36,8 +37,8 @@ type ConsumerGroup struct {
 	fetch    *fetch.Engine // the partitions' fetches: round fetchers, their connections, the feed budget
 	topicSrc topics.Source // partitions and leaders: ZooKeeper or Kafka
 
-	offsetManager *zookeeperOffsetManager
-	kafkaOffsets  groupOffsetStore // Kafka's group offsets; nil with Offsets.Storage zookeeper
+	offsetManager *offsetManager
+	kafkaOffsets  offsets.GroupOffsets // Kafka's group offsets; nil with Offsets.Storage zookeeper
 	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
@@ -138,7 +139,8 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
 	cg.fetch = cg.newFetchEngine()
-	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
+	cg.offsetManager = newOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
+	cg.offsetManager.Start()
 	fence := newSessionFence(cg)
 	if opts.runFence {
 		go fence.run()
@@ -165,14 +167,6 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		}
 	}
 	cg.group = cg.kazoo.Consumergroup(cg.name)
-	if cg.config.Offsets.ResetOffsets && !cg.config.Offsets.Storage.usesKafka() {
-		// Fenced (each partition's epoch moves with its offset), so it
-		// holds while members run. With Kafka in the storage,
-		// openKafkaOffsets resets both stores, once the client is up.
-		if err := cg.group.ResetOffsets(); err != nil {
-			return fmt.Errorf("consumergroup: reset offsets: %w", err)
-		}
-	}
 	cg.instance = cg.group.NewInstance()
 
 	cg.config.Consumer.Return.Errors = true
@@ -182,7 +176,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
-	if err := cg.openKafkaOffsets(); err != nil {
+	if err := cg.openOffsetStores(); err != nil {
 		return err
 	}
 	if err := cg.openTopicSource(); err != nil {
@@ -225,8 +219,8 @@ func (cg *ConsumerGroup) teardown() {
 	if cg.fetch != nil {
 		cg.fetch.Close()
 	}
-	if s, ok := cg.kafkaOffsets.(*kafkaOffsetStore); ok {
-		s.close() // its commit connection, also when the join failed
+	if s, ok := cg.kafkaOffsets.(*offsets.KafkaOffsets); ok {
+		s.Close() // its commit connection, also when the join failed
 	}
 	if cg.consumer != nil {
 		_ = cg.consumer.Close()
@@ -402,7 +396,7 @@ func (cg *ConsumerGroup) InstanceRegistered() (bool, error) {
 // earlier mark, are ignored. It returns nil, as upstream does.
 func (cg *ConsumerGroup) CommitUpto(message *sarama.ConsumerMessage) error {
 	if message != nil {
-		cg.offsetManager.markMessage(message)
+		cg.offsetManager.MarkMessage(message)
 	}
 	return nil
 }

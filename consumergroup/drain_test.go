@@ -6,22 +6,20 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
 // drainingWorker is a worker in state draining with one message delivered
 // and not marked, its drain ending after timeout.
-func drainingWorker(timeout time.Duration) (*partitionWorker, *zookeeperOffsetManager, *ownedOffsets) {
-	om := &zookeeperOffsetManager{
-		cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
-		parts: make(map[topicPartition]*ownedOffsets),
-	}
-	om.cg.offsetManager = om
+func drainingWorker(timeout time.Duration) (*partitionWorker, *offsetManager, *offsets.Partition) {
+	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
+	om := newTestOffsetManager(cg)
 	w := newBareWorker()
-	w.cg, w.tp = om.cg, topicPartition{"t", 0}
-	o := om.adopt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, -1, w)
-	o.offer(0)
-	o.delivered(0) // delivered, never marked
+	w.cg, w.tp = cg, topicPartition{"t", 0}
+	o := om.adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, w)
+	o.Offer(0)
+	o.Delivered(0) // delivered, never marked
 	w.owned = o
 	w.drainDeadline = time.Now().Add(timeout)
 	return w, om, o
@@ -37,13 +35,13 @@ func drainingWorker(timeout time.Duration) (*partitionWorker, *zookeeperOffsetMa
 func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	cases := []struct {
 		name  string
-		event func(o *ownedOffsets, w *partitionWorker)
+		event func(o *offsets.Partition, w *partitionWorker)
 		want  workerState
 	}{
-		{"claim lost", func(o *ownedOffsets, w *partitionWorker) { o.lost.Store(true); w.lost() }, stateReleasing},
-		{"abandoned", func(_ *ownedOffsets, w *partitionWorker) { w.stop(true) }, stateReleasing},
-		{"session gone", func(_ *ownedOffsets, w *partitionWorker) { w.ev.raise(eventExpiry) }, stateReleasing},
-		{"conflict", func(o *ownedOffsets, w *partitionWorker) { o.seeking.Store(true); w.seek(3) }, stateCommitting},
+		{"claim lost", func(o *offsets.Partition, w *partitionWorker) { o.SetLost(); w.lost() }, stateReleasing},
+		{"abandoned", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
+		{"session gone", func(_ *offsets.Partition, w *partitionWorker) { w.ev.raise(eventExpiry) }, stateReleasing},
+		{"conflict", func(o *offsets.Partition, w *partitionWorker) { o.SetSeeking(); w.seek(3) }, stateCommitting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,14 +68,14 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 					if e := w.commitFinal(); e != eventFinished {
 						t.Errorf("final commit ended with %v, want finished", e)
 					}
-					if next, dirty := o.tracker.Pending(); dirty {
+					if next, dirty := o.Tracker.Pending(); dirty {
 						t.Errorf("offset %d still pending: the stored offset must stand", next)
 					}
 				}
 				if c.want == stateReleasing {
 					w.enter(stateReleasing)
 				}
-				if len(om.parts) != 0 {
+				if len(om.Snapshot()) != 0 {
 					t.Error("the partition is still tracked")
 				}
 				w.cancel()
@@ -103,7 +101,7 @@ func TestDrainWaitsForMarks(t *testing.T) {
 			t.Fatalf("drain ended with %v before the mark or the timeout", e)
 		default:
 		}
-		if !o.mark(nil, 0) {
+		if !o.Mark(nil, 0) {
 			t.Fatal("mark refused")
 		}
 		if e := <-drained; e != eventFinished {

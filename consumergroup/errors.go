@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // Errors with upstream's names. They are sentinel values: compare them with
@@ -115,21 +117,7 @@ func newPartitionError(topic string, partition int32, err error) error {
 // owned it (an operator reset it, say). The group resolved the conflict: it
 // dropped its pending marks and resumed consuming at Stored. Err is the
 // registry's error (it matches kazoo.ErrOffsetConflict with errors.Is).
-type OffsetConflictError struct {
-	Topic     string
-	Partition int32
-	Pending   int64 // the next offset this instance was about to commit
-	Stored    int64 // the next offset found in ZooKeeper, where consumption resumes
-	Err       error
-}
-
-func (e *OffsetConflictError) Error() string {
-	return fmt.Sprintf("consumergroup: offset of %s/%d changed underneath: stored %d, pending %d dropped; resuming at %d: %v",
-		e.Topic, e.Partition, e.Stored, e.Pending, e.Stored, e.Err)
-}
-
-// Unwrap returns the registry's error.
-func (e *OffsetConflictError) Unwrap() error { return e.Err }
+type OffsetConflictError = offsets.ConflictError
 
 // maxTopicNameLength is Kafka's limit on topic names.
 const maxTopicNameLength = 249

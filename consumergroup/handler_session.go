@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // handlerSession is one Consume call: the sarama.ConsumerGroupSession its
@@ -45,7 +47,7 @@ func newHandlerSession(ctx context.Context, g *HandlerGroup, handler sarama.Cons
 
 // open implements claimSink: once Setup has returned, it starts the
 // handler's ConsumeClaim for w's partition on a channel of its own.
-func (s *handlerSession) open(w *partitionWorker, _ *ownedOffsets, next int64) chan *sarama.ConsumerMessage {
+func (s *handlerSession) open(w *partitionWorker, _ *offsets.Partition, next int64) chan *sarama.ConsumerMessage {
 	if !w.await(s.setupDone) {
 		return nil
 	}
@@ -175,7 +177,7 @@ func (s *handlerSession) MarkOffset(topic string, partition int32, offset int64,
 // msg. metadata is ignored.
 func (s *handlerSession) MarkMessage(msg *sarama.ConsumerMessage, _ string) {
 	if msg != nil {
-		s.cg.offsetManager.markMessage(msg)
+		s.cg.offsetManager.MarkMessage(msg)
 	}
 }
 
@@ -189,14 +191,14 @@ func (s *handlerSession) MarkMessage(msg *sarama.ConsumerMessage, _ string) {
 // reset count as unprocessed: when the claim ends it does not wait for
 // their marks. metadata is ignored.
 func (s *handlerSession) ResetOffset(topic string, partition int32, offset int64, _ string) {
-	s.cg.offsetManager.resetOffset(topic, partition, offset)
+	s.cg.offsetManager.ResetOffset(topic, partition, offset)
 }
 
 // Commit implements sarama.ConsumerGroupSession: it commits the marks of
 // every claimed partition now and waits for the commits; failures go to
 // Errors().
 func (s *handlerSession) Commit() {
-	for _, err := range s.cg.offsetManager.commitEach() {
+	for _, err := range s.cg.offsetManager.CommitEach() {
 		var conflict *OffsetConflictError
 		if !errors.As(err, &conflict) { // conflicts are reported by commit
 			s.group.report(err)

@@ -56,7 +56,7 @@ func newTestSession(h sarama.ConsumerGroupHandler) (*handlerSession, *HandlerGro
 		config:   NewConfig(),
 		instance: &kazoo.ConsumergroupInstance{ID: "member-1"},
 	}
-	cg.offsetManager = &zookeeperOffsetManager{cg: cg, parts: make(map[topicPartition]*ownedOffsets)}
+	newTestOffsetManager(cg)
 	g := &HandlerGroup{name: "g", config: cg.config, errors: make(chan error, 8), closing: make(chan struct{})}
 	s := newHandlerSession(context.Background(), g, h)
 	s.cg = cg
@@ -79,7 +79,7 @@ func TestHandlerSessionClaimLifecycle(t *testing.T) {
 		tp := topicPartition{"t", 3}
 		w := s.testWorker(tp)
 		defer w.cancel()
-		owned := s.cg.offsetManager.adopt(tp, nil, 40, -1, w)
+		owned := s.cg.offsetManager.adoptAt(tp, nil, 40, w)
 
 		opened := make(chan chan *sarama.ConsumerMessage, 1)
 		go func() { opened <- s.open(w, owned, 40) }()
@@ -112,13 +112,13 @@ func TestHandlerSessionClaimLifecycle(t *testing.T) {
 
 		// The worker's hand-over goes to this claim's channel; the mark
 		// goes to its tracker.
-		owned.offer(40)
+		owned.Offer(40)
 		out <- &sarama.ConsumerMessage{Topic: "t", Partition: 3, Offset: 40}
-		owned.delivered(40)
+		owned.Delivered(40)
 		if m := <-h.got; m.Offset != 40 {
 			t.Fatalf("ConsumeClaim got offset %d, want 40", m.Offset)
 		}
-		if next, dirty := owned.tracker.Pending(); next != 41 || !dirty {
+		if next, dirty := owned.Tracker.Pending(); next != 41 || !dirty {
 			t.Errorf("after MarkMessage: Pending() = %d, %v; want 41, true", next, dirty)
 		}
 
@@ -238,14 +238,14 @@ func TestHandlerSessionMarks(t *testing.T) {
 	tp := topicPartition{"t", 0}
 	w := s.testWorker(tp)
 	defer w.cancel()
-	owned := s.cg.offsetManager.adopt(tp, nil, 10, -1, w)
+	owned := s.cg.offsetManager.adoptAt(tp, nil, 10, w)
 	for o := int64(10); o < 20; o++ {
-		owned.offer(o)
-		owned.delivered(o)
+		owned.Offer(o)
+		owned.Delivered(o)
 	}
 	check := func(what string, want int64, wantDirty bool) {
 		t.Helper()
-		if next, dirty := owned.tracker.Pending(); next != want || dirty != wantDirty {
+		if next, dirty := owned.Tracker.Pending(); next != want || dirty != wantDirty {
 			t.Fatalf("after %s: Pending() = %d, %v; want %d, %v", what, next, dirty, want, wantDirty)
 		}
 	}
@@ -265,12 +265,12 @@ func TestHandlerSessionMarks(t *testing.T) {
 	check("ResetOffset forward", 16, true)
 	s.ResetOffset("t", 0, 7, "") // below the stored 10: allowed
 	check("ResetOffset(7)", 7, true)
-	owned.tracker.Committed(7)
+	owned.Tracker.Committed(7)
 	check("committing the reset", 7, false)
 	s.MarkMessage(&sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: 11}, "")
 	check("a mark after the reset", 12, true)
 
-	owned.lost.Store(true)
+	owned.SetLost()
 	s.ResetOffset("t", 0, 8, "")
 	check("ResetOffset after the claim was lost", 12, true)
 }
@@ -305,16 +305,16 @@ func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
 		tp := topicPartition{"t", 0}
 		w := s.testWorker(tp)
 		defer w.cancel()
-		owned := s.cg.offsetManager.adopt(tp, nil, 0, -1, w)
+		owned := s.cg.offsetManager.adoptAt(tp, nil, 0, w)
 		w.owned = owned
 		if w.out = s.open(w, owned, 0); w.out == nil {
 			t.Fatal("open refused")
 		}
 		w.sink = s
 		for o := int64(0); o < 5; o++ {
-			owned.offer(o)
+			owned.Offer(o)
 			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
-			owned.delivered(o)
+			owned.Delivered(o)
 		}
 		if got := <-h.got; got != 0 {
 			t.Fatalf("the handler got %d first, want 0", got)
@@ -332,8 +332,8 @@ func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
 		if w.drainErr != nil {
 			t.Errorf("drain error %v after %v: it waited for messages nobody could read", w.drainErr, time.Since(start))
 		}
-		owned.tracker.MarkOffset(3) // a late mark of a message never read
-		if next, _ := owned.tracker.Pending(); next != 1 {
+		owned.Tracker.MarkOffset(3) // a late mark of a message never read
+		if next, _ := owned.Tracker.Pending(); next != 1 {
 			t.Errorf("position to commit %d, want 1: the handler got and marked 0 only", next)
 		}
 	})

@@ -38,7 +38,7 @@ func BenchmarkIntegrationHandOver(b *testing.B) {
 			}()
 			for i := 0; i < b.N; i++ {
 				m := <-f.out
-				f.owned.mark(m, m.Offset)
+				f.owned.Mark(m, m.Offset)
 			}
 			b.StopTimer()
 			f.w.stop(false)

@@ -62,7 +62,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
 		t.Fatalf("pump = %+v after a seek during the hand-over, want to resume at 5", r)
 	}
-	if d := f.owned.tracker.LastDelivered(); d >= 5 {
+	if d := f.owned.Tracker.LastDelivered(); d >= 5 {
 		t.Errorf("offset %d counted as delivered, although the hand-over was cut short", d)
 	}
 

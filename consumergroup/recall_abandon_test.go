@@ -21,19 +21,17 @@ import (
 func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 	const size, rounds = 64, 2000
 	for round := 0; round < rounds; round++ {
-		om := &zookeeperOffsetManager{
-			cg:    &ConsumerGroup{log: slog.New(slog.DiscardHandler)},
-			parts: make(map[topicPartition]*ownedOffsets),
-		}
+		cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
+		om := newTestOffsetManager(cg)
 		w := newBareWorker()
-		w.cg, w.tp = om.cg, topicPartition{"t", 0}
-		owned := om.adopt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, -1, w)
+		w.cg, w.tp = cg, topicPartition{"t", 0}
+		owned := om.adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, w)
 		w.owned = owned
 		w.out = make(chan *sarama.ConsumerMessage, size)
 		for o := int64(0); o < size; o++ {
-			owned.offer(o)
+			owned.Offer(o)
 			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
-			owned.delivered(o)
+			owned.Delivered(o)
 		}
 		got := make(map[int64]bool)
 		var wg sync.WaitGroup
@@ -47,7 +45,7 @@ func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 				select {
 				case m := <-w.out:
 					got[m.Offset] = true
-					owned.mark(m, m.Offset)
+					owned.Mark(m, m.Offset)
 					if first {
 						close(started)
 						first = false
@@ -74,7 +72,7 @@ func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 				break
 			}
 		}
-		if next, _ := owned.tracker.Pending(); lowest >= 0 && next > lowest {
+		if next, _ := owned.Tracker.Pending(); lowest >= 0 && next > lowest {
 			t.Fatalf("round %d: a commit would store %d, past %d, which the handler never got", round, next, lowest)
 		}
 	}

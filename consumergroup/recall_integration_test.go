@@ -20,7 +20,7 @@ import (
 // ZooKeeper.
 type pumpFixture struct {
 	w     *partitionWorker
-	owned *ownedOffsets
+	owned *offsets.Partition
 	out   chan *sarama.ConsumerMessage
 }
 
@@ -48,11 +48,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	t.Cleanup(w.cancel)
 	w.cg, w.tp = cg, topicPartition{"t", 0}
 	w.out = make(chan *sarama.ConsumerMessage, capacity)
-	owned := &ownedOffsets{
-		tp: w.tp, tracker: offsets.NewTracker(0), worker: w, version: -1,
-		claim: &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()},
-	}
-	owned.maxOffered.Store(-1)
+	owned := newTestOffsetManager(cg).adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()}, 0, w)
 	w.owned = owned
 	t.Cleanup(cg.gate.listen(w.ev.raisePause)) // as consume does
 	return &pumpFixture{w: w, owned: owned, out: w.out}
@@ -151,7 +147,7 @@ func TestIntegrationCleanStopKeepsTheBuffer(t *testing.T) {
 	if n := len(f.out); n != 3 {
 		t.Fatalf("buffer holds %d messages after a clean stop, want all 3 for the handler", n)
 	}
-	if d := f.owned.tracker.LastDelivered(); d != 2 {
+	if d := f.owned.Tracker.LastDelivered(); d != 2 {
 		t.Errorf("delivered up to %d, want 2: the drain must wait for the buffered messages' marks", d)
 	}
 }
@@ -165,7 +161,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	res := f.run(0, 1, 2, 3, 4, 5)
 	f.waitBuffered(t, 6)
 	m0, m1 := <-f.out, <-f.out // the handler gets 0 and 1, marks 0
-	if !f.owned.mark(m0, m0.Offset) {
+	if !f.owned.Mark(m0, m0.Offset) {
 		t.Fatal("mark of 0 refused")
 	}
 	f.w.cg.gate.set(true)
@@ -176,10 +172,10 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	if n := len(f.out); n != 0 {
 		t.Errorf("the buffer still holds %d messages while fenced off", n)
 	}
-	if f.owned.mark(m1, m1.Offset) {
+	if f.owned.Mark(m1, m1.Offset) {
 		t.Error("a mark of a message delivered before the restart was accepted")
 	}
-	if next, _ := f.owned.tracker.Pending(); next != 1 {
+	if next, _ := f.owned.Tracker.Pending(); next != 1 {
 		t.Errorf("position %d, want 1", next)
 	}
 
@@ -213,7 +209,7 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 	if r := await(t, res); !r.ended || r.e != eventStop {
 		t.Fatalf("pump = %+v, want to end with the stop only", r)
 	}
-	if d := f.owned.tracker.LastDelivered(); d != 1 {
+	if d := f.owned.Tracker.LastDelivered(); d != 1 {
 		t.Errorf("delivered up to %d, want 1", d)
 	}
 }
@@ -225,7 +221,7 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	f.toDraining(t, 0, 1, 2, 3)
 	m0 := <-f.out
-	f.owned.mark(m0, m0.Offset)
+	f.owned.Mark(m0, m0.Offset)
 	f.w.drainDeadline = time.Now().Add(time.Minute)
 	drained := make(chan workerEvent, 1)
 	go func() { drained <- f.w.drain() }()
@@ -242,7 +238,7 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	if _, ok := <-f.out; ok {
 		t.Error("a message is still readable after the recall")
 	}
-	if next, _ := f.owned.tracker.Pending(); next != 1 {
+	if next, _ := f.owned.Tracker.Pending(); next != 1 {
 		t.Errorf("position to commit %d, want the marked 1", next)
 	}
 }
@@ -255,7 +251,7 @@ func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 	f.toDraining(t, 0, 1, 2, 3)
 	<-f.out
 	m1 := <-f.out // the handler got 0 and 1 and marked 1
-	f.owned.mark(m1, m1.Offset)
+	f.owned.Mark(m1, m1.Offset)
 	f.w.drainDeadline = time.Now().Add(200 * time.Millisecond)
 	if e := f.w.drain(); e != eventFinished {
 		t.Fatalf("drain ended with %v, want finished", e)
@@ -268,8 +264,8 @@ func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 	}
 	// A mark of a message the handler got while the buffer was emptied
 	// (above one taken back) must not be committed.
-	f.owned.tracker.MarkOffset(3)
-	if next, _ := f.owned.tracker.Pending(); next != 2 {
+	f.owned.Tracker.MarkOffset(3)
+	if next, _ := f.owned.Tracker.Pending(); next != 2 {
 		t.Errorf("position to commit %d, want 2: the lowest offset taken back", next)
 	}
 }
@@ -281,7 +277,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	res := f.run(0, 1, 2, 3)
 	f.waitBuffered(t, 4)
-	f.owned.commitMu.Lock() // a commit in flight, hanging
+	f.owned.TestCommitLocker().Lock() // a commit in flight, hanging
 	f.w.cg.gate.set(true)
 	deadline := time.Now().Add(2 * time.Second)
 	for len(f.out) != 0 && time.Now().Before(deadline) {
@@ -290,7 +286,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 	if n := len(f.out); n != 0 {
 		t.Errorf("the buffer still holds %d messages while fenced off: the recall waits for the commit in flight", n)
 	}
-	f.owned.commitMu.Unlock()
+	f.owned.TestCommitLocker().Unlock()
 	if r := await(t, res); r.ended || r.e != eventSeek || r.resume != 0 {
 		t.Fatalf("pump = %+v, want to restart at the marked offset 0", r)
 	}

@@ -20,7 +20,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	res := f.runFrom(openedConsumer(pc), 0)
 	f.waitBuffered(t, 6)
 	m0, m1 := <-f.out, <-f.out // the handler gets 0 and 1, marks 0
-	if !f.owned.mark(m0, m0.Offset) {
+	if !f.owned.Mark(m0, m0.Offset) {
 		t.Fatal("mark of 0 refused")
 	}
 	close(pc.msgs) // sarama gave up on the partition: pump returns to open another
@@ -34,7 +34,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	if n := len(f.out); n != 0 {
 		t.Errorf("the claim's buffer still holds %d messages while fenced off and away from pump", n)
 	}
-	if next, _ := f.owned.tracker.Pending(); next != 1 {
+	if next, _ := f.owned.Tracker.Pending(); next != 1 {
 		t.Errorf("position %d while fenced off, want the marked 1", next)
 	}
 	f.w.handing.Lock()
@@ -43,7 +43,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	if !restart || to != 1 {
 		t.Errorf("restartAfterTakeBack = %d, %v; want to restart at the marked offset 1", to, restart)
 	}
-	if f.owned.mark(m1, m1.Offset) {
+	if f.owned.Mark(m1, m1.Offset) {
 		t.Error("a mark of a message delivered before the restart was accepted")
 	}
 	f.w.cg.gate.set(false)

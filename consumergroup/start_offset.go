@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // A claimed partition without a stored offset starts at Offsets.Initial.
@@ -36,13 +38,13 @@ import (
 // come quickly: the wait starts at Claim.InitialInterval and doubles up to
 // Claim.RetryCooldown, and failures are reported once they have lasted
 // startReportAfter.
-func (w *partitionWorker) startAtInitial(owned *ownedOffsets) (start int64, ok bool) {
+func (w *partitionWorker) startAtInitial(owned *offsets.Partition) (start int64, ok bool) {
 	first := time.Now()
 	wait := w.cg.config.Claim.InitialInterval
 	for {
 		start, err := w.resolveInitial()
 		if err == nil {
-			owned.restartUncommitted(start)
+			owned.RestartUncommitted(start)
 			return start, w.commitStart(owned)
 		}
 		if time.Since(first) >= startReportAfter {
@@ -79,20 +81,20 @@ func (w *partitionWorker) resolveInitial() (int64, error) {
 // itself: the worker takes the seek or the loss before its first
 // delivery. It returns false when the worker's context ended first (stop,
 // abandon, loss, expiry).
-func (w *partitionWorker) commitStart(owned *ownedOffsets) bool {
+func (w *partitionWorker) commitStart(owned *offsets.Partition) bool {
 	wait := w.cg.config.Claim.InitialInterval
 	for {
-		err := w.cg.offsetManager.commit(owned)
+		err := w.cg.offsetManager.Commit(owned)
 		var conflict *OffsetConflictError
 		switch {
-		case owned.lost.Load():
+		case owned.Lost():
 			return false // the loss event ends the worker
-		case errors.As(err, &conflict) || owned.seeking.Load():
+		case errors.As(err, &conflict) || owned.Seeking():
 			return true // commit reported it; the seek is taken first
 		case err != nil:
 			w.cg.report(err)
 		default:
-			if _, dirty, ok := owned.pendingOutsideRecall(); ok && !dirty {
+			if _, dirty, ok := owned.PendingOutsideRecall(); ok && !dirty {
 				return true
 			}
 		}
@@ -101,12 +103,4 @@ func (w *partitionWorker) commitStart(owned *ownedOffsets) bool {
 		}
 		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
 	}
-}
-
-// restartUncommitted moves the partition to offset, a position not stored
-// yet, which the next commit writes even if nothing is marked. Called by
-// the worker. A seek that is pending stays pending: the offset the seek
-// adopts wins over this one.
-func (o *ownedOffsets) restartUncommitted(offset int64) {
-	o.restartWith(func() int64 { o.tracker.ResetUncommitted(offset); return offset })
 }

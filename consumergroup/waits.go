@@ -2,12 +2,14 @@ package consumergroup
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
-// errGroupClosing ends a call to Kafka that Close stopped waiting for.
-var errGroupClosing = errors.New("consumergroup: closing")
+// errGroupClosing ends a call to Kafka that Close stopped waiting for; the
+// offset stores end theirs with the same error.
+var errGroupClosing = offsets.ErrGroupClosing
 
 // untilClosing runs call, which takes no context (sarama opens a partition
 // consumer and asks for an offset without one, up to Net timeouts times

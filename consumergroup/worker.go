@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -52,7 +53,7 @@ type partitionWorker struct {
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
-	owned         *ownedOffsets         // the tracked offsets, once read
+	owned         *offsets.Partition    // the tracked offsets, once read
 	sink          claimSink             // open while messages may be handed out
 	stopWatch     chan struct{}         // ends the claim watch
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
@@ -200,7 +201,7 @@ func (w *partitionWorker) enter(st workerState) {
 			// Not committed (an abandon, a loss, the session gone): what
 			// was marked is delivered again by the next owner. After a
 			// final commit, untracking it again is harmless.
-			w.cg.offsetManager.drop(w.tp, w.owned)
+			w.cg.offsetManager.Drop(w.owned)
 		}
 	case stateDone:
 		if w.claim != nil {
@@ -298,7 +299,7 @@ func (w *partitionWorker) drain() workerEvent {
 			case <-ctx.Done():
 			}
 		}()
-		err := w.owned.tracker.Drain(ctx)
+		err := w.owned.Tracker.Drain(ctx)
 		cancel()
 		if errors.Is(err, context.Canceled) {
 			if goneC != nil && isClosed(goneC) {
@@ -329,7 +330,7 @@ func (w *partitionWorker) commitFinal() workerEvent {
 	if w.owned == nil {
 		return eventFinished
 	}
-	err := w.cg.offsetManager.finalCommit(w.owned)
+	err := w.cg.offsetManager.FinalCommit(w.owned)
 	var conflict *OffsetConflictError
 	if errors.As(err, &conflict) {
 		err = nil // commit reported it already
@@ -337,7 +338,7 @@ func (w *partitionWorker) commitFinal() workerEvent {
 	if err = errors.Join(w.drainErr, err); err != nil {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
 	}
-	if w.owned.lost.Load() {
+	if w.owned.Lost() {
 		w.ev.raise(eventLoss) // the epoch moved during the final commit
 		return w.takeOr(eventLoss)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/fetch"
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // consumePartition is state consuming: read and track the committed offset,
@@ -18,27 +19,26 @@ func (w *partitionWorker) consumePartition() workerEvent {
 	if err != nil {
 		return w.takeOr(eventStop) // the worker's context ended: an event says why
 	}
-	owned := w.cg.offsetManager.adopt(w.tp, w.claim, stored.start(), stored.zkVersion, w)
-	owned.kafka.next.Store(stored.kafkaNext)
+	owned := w.cg.offsetManager.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
 	w.stopWatch = make(chan struct{})
 	go w.watchClaim(w.claim, owned, w.stopWatch)
 	w.alignStores(owned, stored)
 	sink := w.cg.claimSink()
-	if w.out = sink.open(w, owned, stored.start()); w.out == nil {
+	if w.out = sink.open(w, owned, stored.Start()); w.out == nil {
 		return w.endConsuming(owned) // nothing will be handed out after all
 	}
 	w.sink = sink
-	return w.consume(owned, stored.start())
+	return w.consume(owned, stored.Start())
 }
 
 // readOffset reads the committed offsets from the stores in use, retrying
 // (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
 // or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (storedOffsets, error) {
+func (w *partitionWorker) readOffset() (offsets.Stored, error) {
 	for {
-		stored, err := w.cg.readStored(w.tp)
+		stored, err := w.cg.offsetManager.Store().Read(offsets.TopicPartition(w.tp))
 		if err == nil {
 			return stored, nil
 		}
@@ -73,7 +73,7 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // consume fetches from next (negative: Offsets.Initial) and delivers until
 // an event other than a seek ends it, which it returns; a seek restarts
 // the fetch at its target.
-func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
+func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEvent {
 	// A pause reaches the worker as an event all through consuming; pump
 	// takes back what a claim's buffer holds when it takes the event. Away
 	// from pump (opening a partition consumer, a cool-down, a start
@@ -146,7 +146,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 // endConsuming returns the event that ends consuming once nothing more
 // will be handed out: the one raised (stop, abandon, loss or expiry; seeks
 // before it are applied), or a stop when none was.
-func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
+func (w *partitionWorker) endConsuming(owned *offsets.Partition) workerEvent {
 	for {
 		e, _, ended, ok := w.takeWhileConsuming(owned, -1)
 		if !ok || ended {
@@ -162,7 +162,7 @@ func (w *partitionWorker) endConsuming(owned *ownedOffsets) workerEvent {
 // nothing back changes nothing); any other event ends consuming (ended), a
 // stop while the instance is fenced off from ZooKeeper as an abandon. ok
 // is false when no event was pending; start is where pump started.
-func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (e workerEvent, resume int64, ended, ok bool) {
+func (w *partitionWorker) takeWhileConsuming(owned *offsets.Partition, start int64) (e workerEvent, resume int64, ended, ok bool) {
 	e, to, ok := w.ev.take()
 	for ok && e == eventPause {
 		// Delivery paused: take back what a claim's buffer holds. The next
@@ -177,7 +177,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 		return eventStop, 0, true, false
 	case e == eventSeek:
 		w.recall() // from the old position
-		owned.restart(to)
+		owned.Restart(to)
 		return e, to, false, true
 	case e == eventStop:
 		if w.cg.gate.paused() {
@@ -199,7 +199,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 // does: it is reported and replaced by Offsets.Initial, resolved to a real
 // offset, which is committed at once (see startAtInitial); later marks
 // commit from it. It returns where the partition consumer opens instead.
-func (w *partitionWorker) onOutOfRange(owned *ownedOffsets) fetch.OutOfRangeFunc {
+func (w *partitionWorker) onOutOfRange(owned *offsets.Partition) fetch.OutOfRangeFunc {
 	return func(start int64, err error) (int64, error) {
 		initial := w.cg.config.Offsets.Initial
 		resolved, rerr := w.resolveInitial()
@@ -211,7 +211,7 @@ func (w *partitionWorker) onOutOfRange(owned *ownedOffsets) fetch.OutOfRangeFunc
 			// re-created): a lower offset is stored only as a reset is,
 			// with an epoch bump that ends this claim; the worker then
 			// claims again and reads it.
-			if applies, rerr := w.cg.offsetManager.rewindAsReset(owned, resolved); applies {
+			if applies, rerr := w.cg.offsetManager.RewindAsReset(owned, resolved); applies {
 				if rerr != nil {
 					return 0, rerr
 				}
@@ -222,7 +222,7 @@ func (w *partitionWorker) onOutOfRange(owned *ownedOffsets) fetch.OutOfRangeFunc
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
 			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
-		owned.restartUncommitted(resolved)
+		owned.RestartUncommitted(resolved)
 		if !w.commitStart(owned) {
 			return 0, cmp.Or(w.ctx.Err(), errStartNotStored)
 		}
@@ -255,10 +255,10 @@ func offsetName(o int64) string {
 // Events are taken whenever the pending flag says one was raised, before
 // every hand-over, and they cut a wait for the source, for a reader or for
 // the fence short.
-func (w *partitionWorker) pump(owned *ownedOffsets, src fetch.Source, start int64) (resume int64, end workerEvent, ended bool) {
+func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end workerEvent, ended bool) {
 	last := int64(-1)
 	out := w.out
-	valid := func() bool { return w.cg.kazoo.SessionID() == owned.claim.SessionID }
+	valid := func() bool { return w.cg.kazoo.SessionID() == owned.Claim.SessionID }
 	wake := w.ev.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
@@ -287,7 +287,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src fetch.Source, start int6
 				continue // the pending flag is set: take the event
 			}
 		}
-		if resumed := owned.pause.held(); resumed != nil {
+		if resumed := owned.Pause.Held(); resumed != nil {
 			// Paused by the application: hand nothing out until the resume
 			// (events still come first); m is offered again then.
 			held = m
@@ -297,14 +297,14 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src fetch.Source, start int6
 			}
 			continue
 		}
-		owned.offer(m.Offset)
-		owned.redelivery.Offered(m)
+		owned.Offer(m.Offset)
+		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
 		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
 		switch {
 		case delivered:
-			owned.delivered(m.Offset)
+			owned.Delivered(m.Offset)
 			last = m.Offset
 		case stale:
 			// The session holding the claim is gone: someone else may own

@@ -1,5 +1,7 @@
 package consumergroup
 
+import "github.com/zkgroup/kafka/internal/offsets"
+
 // A claim's channel is buffered; whenever the handler must not read what
 // the buffer holds (a possible loss, a seek, a pause, a drain timeout, a
 // handler gone), the worker takes it back first, with commits held back
@@ -35,11 +37,11 @@ func (w *partitionWorker) recall() (n int, lowest int64) {
 // back (see beginRecall), and caps the position to commit at the lowest
 // offset taken back: the handler may mark a message it got beside the
 // recall, above one taken back.
-func (w *partitionWorker) recallCapped(owned *ownedOffsets) (n int, lowest int64) {
-	owned.beginRecall()
-	defer owned.endRecall()
+func (w *partitionWorker) recallCapped(owned *offsets.Partition) (n int, lowest int64) {
+	owned.BeginRecall()
+	defer owned.EndRecall()
 	if n, lowest = w.recall(); n > 0 {
-		owned.tracker.SetCeiling(lowest)
+		owned.Tracker.SetCeiling(lowest)
 	}
 	return n, lowest
 }
@@ -50,12 +52,12 @@ func (w *partitionWorker) recallCapped(owned *ownedOffsets) (n int, lowest int64
 // restartAtMark): the drain waits for nothing handed out before, and marks
 // of messages handed out before are refused. It returns how many it took
 // and where the partition restarts.
-func (w *partitionWorker) recallRestarting(owned *ownedOffsets) (n int, to int64) {
-	owned.beginRecall()
-	defer owned.endRecall()
+func (w *partitionWorker) recallRestarting(owned *offsets.Partition) (n int, to int64) {
+	owned.BeginRecall()
+	defer owned.EndRecall()
 	n, lowest := w.recall()
 	if n > 0 {
-		to = owned.restartAtMark(lowest)
+		to = owned.RestartAtMark(lowest)
 	}
 	return n, to
 }
@@ -64,7 +66,7 @@ func (w *partitionWorker) recallRestarting(owned *ownedOffsets) (n int, to int64
 // it took something back, the partition restarts at its marked offset
 // (restarted; to is where to fetch from, start when nothing is marked).
 // When nothing was taken back, nothing changes.
-func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to int64, restarted bool) {
+func (w *partitionWorker) recallOnPause(owned *offsets.Partition, start int64) (to int64, restarted bool) {
 	n, to := w.recallRestarting(owned)
 	if n == 0 {
 		return 0, false
@@ -79,7 +81,7 @@ func (w *partitionWorker) recallOnPause(owned *ownedOffsets, start int64) (to in
 // onPause is what a consuming worker does when the delivery gate pauses:
 // raise the pause for pump, and take back the buffer at once when no pump
 // runs.
-func (w *partitionWorker) onPause(owned *ownedOffsets) func() {
+func (w *partitionWorker) onPause(owned *offsets.Partition) func() {
 	return func() {
 		w.ev.raisePause()
 		w.takeBackOutsidePump(owned)
@@ -90,15 +92,15 @@ func (w *partitionWorker) onPause(owned *ownedOffsets) func() {
 // pause took messages back while no pump ran: the marked offset below the
 // lowest one taken back, as pump does after its own recall (start when
 // nothing is marked). Called with handing held, before pump.
-func (w *partitionWorker) restartAfterTakeBack(owned *ownedOffsets, start int64) (to int64, restart bool) {
+func (w *partitionWorker) restartAfterTakeBack(owned *offsets.Partition, start int64) (to int64, restart bool) {
 	below := w.takenBack
 	if below < 0 {
 		return 0, false
 	}
 	w.takenBack = -1
-	owned.beginRecall()
-	defer owned.endRecall()
-	if to = owned.restartAtMark(below); to < 0 {
+	owned.BeginRecall()
+	defer owned.EndRecall()
+	if to = owned.RestartAtMark(below); to < 0 {
 		to = start
 	}
 	return to, true
@@ -109,7 +111,7 @@ func (w *partitionWorker) restartAfterTakeBack(owned *ownedOffsets, start int64)
 // restarts below the lowest offset taken back. It runs in the gate's
 // goroutine, so it must not block: commitMu is not taken. See
 // docs/recall.md, "The take-back outside pump".
-func (w *partitionWorker) takeBackOutsidePump(owned *ownedOffsets) {
+func (w *partitionWorker) takeBackOutsidePump(owned *offsets.Partition) {
 	if w.out == nil || cap(w.out) == 0 || !w.handing.TryLock() {
 		return // nothing to take back, or pump takes the pause event itself
 	}
@@ -143,7 +145,7 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 // longer be ours (a loss, an abandon, an expiry). Nothing is committed on
 // purpose any more, but the partition stays tracked until the release
 // drops it, and the commit loop may commit it meanwhile.
-func (w *partitionWorker) recallBeforeRelease(owned *ownedOffsets) {
+func (w *partitionWorker) recallBeforeRelease(owned *offsets.Partition) {
 	if w.out == nil || len(w.out) == 0 || owned == nil {
 		w.recall()
 		return

@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"sync"
@@ -28,7 +28,7 @@ import (
 type markView struct {
 	topics sync.Map // topic -> *topicView
 	last   atomic.Pointer[topicView]
-	others sync.Map // topicPartition -> *ownedOffsets, partitions not indexed
+	others sync.Map // TopicPartition -> *Partition, partitions not indexed
 }
 
 // maxIndexedPartition bounds the partitions kept by index: Kafka's own
@@ -38,16 +38,16 @@ const maxIndexedPartition = 1 << 16
 // topicView is one topic's tracked partitions, by partition.
 type topicView struct {
 	topic   string
-	parts   atomic.Pointer[[]atomic.Pointer[ownedOffsets]]
+	parts   atomic.Pointer[[]atomic.Pointer[Partition]]
 	retired atomic.Bool // removed from topics: look the topic up again
 	live    int         // partitions set (not nil); written by set only
 }
 
 // get returns the tracked offsets of tp, or nil.
-func (v *markView) get(tp topicPartition) *ownedOffsets {
+func (v *markView) get(tp TopicPartition) *Partition {
 	if tp.Partition < 0 || tp.Partition >= maxIndexedPartition {
 		if o, ok := v.others.Load(tp); ok {
-			return o.(*ownedOffsets)
+			return o.(*Partition)
 		}
 		return nil
 	}
@@ -69,7 +69,7 @@ func (v *markView) get(tp topicPartition) *ownedOffsets {
 
 // set makes o (nil: nothing) the tracked offsets of tp. Calls must not run
 // concurrently with each other.
-func (v *markView) set(tp topicPartition, o *ownedOffsets) {
+func (v *markView) set(tp TopicPartition, o *Partition) {
 	if tp.Partition < 0 || tp.Partition >= maxIndexedPartition {
 		if o == nil {
 			v.others.Delete(tp)
@@ -86,7 +86,7 @@ func (v *markView) set(tp topicPartition, o *ownedOffsets) {
 			return
 		}
 		tv = &topicView{topic: tp.Topic}
-		tv.parts.Store(&[]atomic.Pointer[ownedOffsets]{})
+		tv.parts.Store(&[]atomic.Pointer[Partition]{})
 		v.topics.Store(tp.Topic, tv)
 	}
 	parts := *tv.parts.Load()
@@ -95,7 +95,7 @@ func (v *markView) set(tp topicPartition, o *ownedOffsets) {
 		if o == nil {
 			return
 		}
-		grown := make([]atomic.Pointer[ownedOffsets], min(max(p+1, 2*len(parts)), maxIndexedPartition))
+		grown := make([]atomic.Pointer[Partition], min(max(p+1, 2*len(parts)), maxIndexedPartition))
 		for i := range parts {
 			grown[i].Store(parts[i].Load())
 		}

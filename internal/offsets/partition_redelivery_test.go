@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"testing"
@@ -8,11 +8,11 @@ import (
 
 // deliverTo offers and delivers the message at offset, as the worker does,
 // and returns it.
-func deliverTo(o *ownedOffsets, offset int64) *sarama.ConsumerMessage {
+func deliverTo(o *Partition, offset int64) *sarama.ConsumerMessage {
 	m := &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: offset}
-	o.offer(m.Offset)
-	o.redelivery.Offered(m)
-	o.delivered(m.Offset)
+	o.Offer(m.Offset)
+	o.OfferMessage(m)
+	o.Delivered(m.Offset)
 	return m
 }
 
@@ -20,44 +20,43 @@ func deliverTo(o *ownedOffsets, offset int64) *sarama.ConsumerMessage {
 // redelivery passed its offset, must not count: committing it would skip
 // the part of the rewind not processed yet.
 func TestLateMarkAfterBackwardSeekRefused(t *testing.T) {
-	om := &zookeeperOffsetManager{parts: make(map[topicPartition]*ownedOffsets)}
-	o := om.adopt(topicPartition{"t", 0}, nil, 0, -1, newBareWorker())
-	defer o.worker.cancel()
+	om := newCommitter(KindZookeeper, nil)
+	o := om.adopt(TopicPartition{"t", 0}, nil, 0, -1, &bareOwner{})
 
 	var before []*sarama.ConsumerMessage
 	for off := int64(0); off < 10; off++ {
 		before = append(before, deliverTo(o, off))
 	}
-	if !o.mark(before[2], 2) {
+	if !o.Mark(before[2], 2) {
 		t.Fatal("mark of a fresh delivery refused")
 	}
 
-	o.restart(3) // an operator rewound the partition to 3
+	o.Restart(3) // an operator rewound the partition to 3
 	var after []*sarama.ConsumerMessage
 	for off := int64(3); off < 9; off++ {
 		after = append(after, deliverTo(o, off))
 	}
 	// The application finally marks message 8 it got before the seek.
-	if o.mark(before[8], 8) {
-		next, _ := o.tracker.Pending()
+	if o.Mark(before[8], 8) {
+		next, _ := o.Tracker.Pending()
 		t.Fatalf("late mark of a message delivered before the seek accepted: next offset to commit %d, "+
 			"although only offsets below 3 were processed since the rewind", next)
 	}
 	// By offset only (the OffsetManager interface), inside the window: refused too.
-	if o.mark(nil, 8) {
+	if o.Mark(nil, 8) {
 		t.Fatal("offset-only mark inside the redelivery window accepted")
 	}
 	// Marks of the redelivered messages count.
-	if !o.mark(after[0], 3) || !o.mark(after[5], 8) {
+	if !o.Mark(after[0], 3) || !o.Mark(after[5], 8) {
 		t.Fatal("mark of a redelivered message refused")
 	}
-	if next, _ := o.tracker.Pending(); next != 9 {
+	if next, _ := o.Tracker.Pending(); next != 9 {
 		t.Fatalf("next offset to commit = %d, want 9", next)
 	}
 	// Past the window, marks count by offset again.
 	deliverTo(o, 9)
 	deliverTo(o, 10)
-	if !o.mark(nil, 10) {
+	if !o.Mark(nil, 10) {
 		t.Fatal("offset-only mark above the window refused")
 	}
 	if o.redelivery.Open() {
@@ -67,18 +66,17 @@ func TestLateMarkAfterBackwardSeekRefused(t *testing.T) {
 
 // A forward seek opens no window.
 func TestForwardSeekOpensNoWindow(t *testing.T) {
-	om := &zookeeperOffsetManager{parts: make(map[topicPartition]*ownedOffsets)}
-	o := om.adopt(topicPartition{"t", 0}, nil, 0, -1, newBareWorker())
-	defer o.worker.cancel()
+	om := newCommitter(KindZookeeper, nil)
+	o := om.adopt(TopicPartition{"t", 0}, nil, 0, -1, &bareOwner{})
 	for off := int64(0); off < 5; off++ {
 		deliverTo(o, off)
 	}
-	o.restart(20)
+	o.Restart(20)
 	if o.redelivery.Open() {
 		t.Fatal("a forward seek opened a redelivery window")
 	}
 	deliverTo(o, 20)
-	if !o.mark(nil, 20) {
+	if !o.Mark(nil, 20) {
 		t.Fatal("mark after a forward seek refused")
 	}
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"errors"
@@ -17,49 +17,26 @@ import (
 // nothing then: with the adopted version its transaction would pass and
 // overwrite the operator's 50 with 0.
 func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
-	testenv.Integration(t)
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
-	group, topic := testenv.UniqueName("rewind-g"), testenv.UniqueName("rewind")
-	kg := kz.Consumergroup(group)
-	if err := kg.Create(); err != nil {
-		t.Fatal(err)
-	}
-	inst := kg.NewInstance()
-	pc, err := inst.Claim(topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := inst.CommitOffsetFenced(pc, 100, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst, config: NewConfig()}
-	om := &zookeeperOffsetManager{cg: cg, storage: OffsetStorageZookeeper, parts: map[topicPartition]*ownedOffsets{}}
-	tp := topicPartition{topic, 0}
-	w := newWorker(cg, tp)
-	o := om.adopt(tp, pc, 100, version, w)
+	r := newRewindFixture(t)
+	kg, topic, om, o := r.kg, r.topic, r.om, r.o
 
 	// The operator writes the offset node by hand.
 	if err := kg.CommitOffset(topic, 0, 50); err != nil {
 		t.Fatal(err)
 	}
 	// The commit loop commits a mark and finds the conflict: it adopts 50.
-	o.offer(119)
-	if !o.mark(nil, 119) {
+	o.Offer(119)
+	if !o.Mark(nil, 119) {
 		t.Fatal("mark refused")
 	}
-	_ = om.commit(o)
-	if !o.seeking.Load() {
+	_ = om.Commit(o)
+	if !o.Seeking() {
 		t.Fatal("the conflict was not adopted (no seek pending)")
 	}
 	// The worker, in open(), takes the out-of-range 100 back to 0.
-	applies, rerr := om.rewindAsReset(o, 0)
-	if !applies || !errors.Is(rerr, errSeekPending) {
-		t.Errorf("rewindAsReset = %v, %v with a seek pending; want true, errSeekPending", applies, rerr)
+	applies, rerr := om.RewindAsReset(o, 0)
+	if !applies || !errors.Is(rerr, ErrSeekPending) {
+		t.Errorf("rewindAsReset = %v, %v with a seek pending; want true, ErrSeekPending", applies, rerr)
 	}
 	stored, err := kg.FetchOffset(topic, 0)
 	if err != nil {
@@ -77,43 +54,57 @@ func TestIntegrationRewindLeavesAnAdoptedOffset(t *testing.T) {
 // refused, and that is our own write, not an *OffsetConflictError to seek
 // to.
 func TestIntegrationRewindAfterOurCommitInDoubt(t *testing.T) {
-	testenv.Integration(t)
-	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kz.Close()
-	group, topic := testenv.UniqueName("rewind-g"), testenv.UniqueName("rewind")
-	kg := kz.Consumergroup(group)
-	if err := kg.Create(); err != nil {
-		t.Fatal(err)
-	}
-	inst := kg.NewInstance()
-	pc, err := inst.Claim(topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := inst.CommitOffsetFenced(pc, 100, -1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst, config: NewConfig()}
-	om := &zookeeperOffsetManager{cg: cg, storage: OffsetStorageZookeeper, parts: map[topicPartition]*ownedOffsets{}}
-	tp := topicPartition{topic, 0}
-	w := newWorker(cg, tp)
-	o := om.adopt(tp, pc, 100, version, w)
+	r := newRewindFixture(t)
+	kg, inst, pc, version, topic, om, o := r.kg, r.inst, r.pc, r.version, r.topic, r.om, r.o
 	// A commit of 110 went out; its reply was lost, but it applied.
 	if _, err := inst.CommitOffsetFenced(pc, 110, version); err != nil {
 		t.Fatal(err)
 	}
 	o.inDoubt.Add(110, version)
 
-	applies, rerr := om.rewindAsReset(o, 0)
-	if !applies || rerr != nil || o.seeking.Load() {
+	applies, rerr := om.RewindAsReset(o, 0)
+	if !applies || rerr != nil || o.Seeking() {
 		t.Errorf("rewindAsReset = %v, %v (seek pending %v) after our own applied commit in doubt; want it recognised "+
-			"as ours (as a commit does with InDoubt.Ours) and the rewind made", applies, rerr, o.seeking.Load())
+			"as ours (as a commit does with InDoubt.Ours) and the rewind made", applies, rerr, o.Seeking())
 	}
 	if stored, err := kg.FetchOffset(topic, 0); err != nil || stored != 0 {
 		t.Errorf("stored offset %d (%v) after the rewind, want 0", stored, err)
 	}
+}
+
+// rewindFixture is a partition claimed on the local ZooKeeper whose offset
+// node holds 100, tracked by a committer over ZooKeeper.
+type rewindFixture struct {
+	kg      *kazoo.Consumergroup
+	inst    *kazoo.ConsumergroupInstance
+	pc      *kazoo.PartitionClaim
+	version int32 // of the offset node
+	topic   string
+	om      *Committer
+	o       *Partition
+}
+
+func newRewindFixture(t *testing.T) rewindFixture {
+	t.Helper()
+	testenv.Integration(t)
+	kz, err := kazoo.NewKazooFromConnectionString(testenv.ZKAddr(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kz.Close() })
+	r := rewindFixture{topic: testenv.UniqueName("rewind")}
+	r.kg = kz.Consumergroup(testenv.UniqueName("rewind-g"))
+	if err := r.kg.Create(); err != nil {
+		t.Fatal(err)
+	}
+	r.inst = r.kg.NewInstance()
+	if r.pc, err = r.inst.Claim(r.topic, 0); err != nil {
+		t.Fatal(err)
+	}
+	if r.version, err = r.inst.CommitOffsetFenced(r.pc, 100, -1); err != nil {
+		t.Fatal(err)
+	}
+	r.om = New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{r.kg, r.inst}})
+	r.o = r.om.adopt(TopicPartition{r.topic, 0}, r.pc, 100, r.version, &bareOwner{})
+	return r
 }

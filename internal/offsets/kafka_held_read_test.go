@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"errors"
@@ -16,13 +16,13 @@ type slowHeldStore struct {
 	started chan struct{}
 }
 
-func (f *slowHeldStore) held(maxAge time.Duration, owned func() map[string][]int32) (time.Time, map[topicPartition]int64, error) {
-	var read func() (map[topicPartition]int64, error)
+func (f *slowHeldStore) held(maxAge time.Duration, owned func() map[string][]int32) (time.Time, map[TopicPartition]int64, error) {
+	var read func() (map[TopicPartition]int64, error)
 	if owned != nil {
-		read = func() (map[topicPartition]int64, error) {
+		read = func() (map[TopicPartition]int64, error) {
 			close(f.started)
 			time.Sleep(f.delay)
-			return map[topicPartition]int64{}, nil
+			return map[TopicPartition]int64{}, nil
 		}
 	}
 	return f.check.get(maxAge, read)
@@ -40,26 +40,20 @@ func (f *slowHeldStore) held(maxAge time.Duration, owned func() map[string][]int
 func TestFinalCommitDoesNotWaitForKafkaRead(t *testing.T) {
 	const interval = 20 * time.Millisecond
 	const delay = 3 * time.Second
-	store := &slowHeldStore{checkedOffsetStore: checkedOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[topicPartition]int64{}}}, delay: delay, started: make(chan struct{})}
-	om := kafkaOnlyManager(store)
-	om.config.CommitInterval = interval
-	a := om.adopt(topicPartition{"t", 0}, nil, 10, -1, nil)
-	b := om.adopt(topicPartition{"t", 1}, nil, 7, -1, nil)
-	for _, o := range []*ownedOffsets{a, b} {
-		o.commitMu.Lock()
-		err := om.commitKafka(o, o.tracker.CommittedOffset(), true)
-		o.commitMu.Unlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	om.storage = OffsetStorageDual // nothing pending: the final commit touches only Kafka's check
+	store := &slowHeldStore{checkedOffsetStore: checkedOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[TopicPartition]int64{}}}, delay: delay, started: make(chan struct{})}
+	// Dual storage with nothing pending: the final commit touches only
+	// Kafka's check (the fake is no ZooKeeper).
+	om := newCommitter(KindDual, store)
+	om.env.cfg.CommitInterval = interval
+	a := om.adopt(TopicPartition{"t", 0}, nil, 10, -1, nil)
+	b := om.adopt(TopicPartition{"t", 1}, nil, 7, -1, nil)
+	commitToKafka(t, om, a, b)
 	time.Sleep(interval)
 	go om.hasWork(a) // the commit loop's round reads Kafka's offsets
 	<-store.started
 
 	start := time.Now()
-	if err := om.finalCommit(b); err != nil {
+	if err := om.FinalCommit(b); err != nil {
 		t.Fatal(err)
 	}
 	if took := time.Since(start); took > time.Second {
@@ -71,20 +65,20 @@ func TestFinalCommitDoesNotWaitForKafkaRead(t *testing.T) {
 // One read of what Kafka holds runs at a time: callers that need a fresh
 // read while one is in flight wait for it and get its result, callers that
 // need none return the last read at once, and Close ending the wait
-// (closing) returns errGroupClosing at once, the read being kept when it
+// (closing) returns ErrGroupClosing at once, the read being kept when it
 // ends.
 func TestKafkaHeldOffsetsReadsOnceAtATime(t *testing.T) {
 	closing := make(chan struct{})
 	h := heldOffsets{closing: closing}
 	release := make(chan struct{})
 	var reads atomic.Int32
-	read := func() (map[topicPartition]int64, error) {
+	read := func() (map[TopicPartition]int64, error) {
 		reads.Add(1)
 		<-release
-		return map[topicPartition]int64{{"t", 0}: 5}, nil
+		return map[TopicPartition]int64{{"t", 0}: 5}, nil
 	}
 	type result struct {
-		offsets map[topicPartition]int64
+		offsets map[TopicPartition]int64
 		err     error
 	}
 	results := make(chan result, 3)
@@ -104,7 +98,7 @@ func TestKafkaHeldOffsetsReadsOnceAtATime(t *testing.T) {
 	}
 	close(release)
 	for range 3 {
-		if r := <-results; r.err != nil || r.offsets[topicPartition{"t", 0}] != 5 {
+		if r := <-results; r.err != nil || r.offsets[TopicPartition{"t", 0}] != 5 {
 			t.Errorf("a caller waiting for the read in flight got %v, %v", r.offsets, r.err)
 		}
 	}
@@ -114,9 +108,9 @@ func TestKafkaHeldOffsetsReadsOnceAtATime(t *testing.T) {
 
 	time.Sleep(2 * time.Millisecond) // the last read is now maxAge old
 	release = make(chan struct{})
-	read2 := func() (map[topicPartition]int64, error) {
+	read2 := func() (map[TopicPartition]int64, error) {
 		<-release
-		return map[topicPartition]int64{{"t", 0}: 9}, nil
+		return map[TopicPartition]int64{{"t", 0}: 9}, nil
 	}
 	go func() {
 		time.Sleep(50 * time.Millisecond)
@@ -124,8 +118,8 @@ func TestKafkaHeldOffsetsReadsOnceAtATime(t *testing.T) {
 	}()
 	start = time.Now()
 	_, offsets, err := h.get(time.Millisecond, read2)
-	if !errors.Is(err, errGroupClosing) || offsets[topicPartition{"t", 0}] != 5 {
-		t.Errorf("a wait ended by closing got %v, %v; want the last read, errGroupClosing", offsets, err)
+	if !errors.Is(err, ErrGroupClosing) || offsets[TopicPartition{"t", 0}] != 5 {
+		t.Errorf("a wait ended by closing got %v, %v; want the last read, ErrGroupClosing", offsets, err)
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("closing ended the wait after %v", took)
@@ -134,7 +128,7 @@ func TestKafkaHeldOffsetsReadsOnceAtATime(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		_, offsets, _ := h.get(time.Hour, nil)
-		if offsets[topicPartition{"t", 0}] == 9 {
+		if offsets[TopicPartition{"t", 0}] == 9 {
 			break
 		}
 		if time.Now().After(deadline) {

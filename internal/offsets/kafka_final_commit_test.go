@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"sync"
@@ -16,7 +16,7 @@ type flakyOffsetStore struct {
 	err      error
 }
 
-func (f *flakyOffsetStore) commit(topic string, partition int32, next int64) error {
+func (f *flakyOffsetStore) Commit(topic string, partition int32, next int64) error {
 	f.mu.Lock()
 	if f.failures > 0 {
 		f.failures--
@@ -24,7 +24,7 @@ func (f *flakyOffsetStore) commit(topic string, partition int32, next int64) err
 		return f.err
 	}
 	f.mu.Unlock()
-	return f.fakeOffsetStore.commit(topic, partition, next)
+	return f.fakeOffsetStore.Commit(topic, partition, next)
 }
 
 // The final commit of a partition that leaves this instance retries a
@@ -33,11 +33,11 @@ func (f *flakyOffsetStore) commit(topic string, partition int32, next int64) err
 // everything marked since the last periodic commit.
 func TestKafkaStorageFinalCommitRetriesTransientErrors(t *testing.T) {
 	for _, kerr := range []error{sarama.ErrRequestTimedOut, sarama.ErrNotCoordinatorForConsumer, sarama.ErrOutOfBrokers} {
-		store := &flakyOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[topicPartition]int64{}}, failures: 1, err: kerr}
-		om := kafkaOnlyManager(store)
-		tp := topicPartition{"t", 0}
+		store := &flakyOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[TopicPartition]int64{}}, failures: 1, err: kerr}
+		om := kafkaOnly(store)
+		tp := TopicPartition{"t", 0}
 		o := om.adopt(tp, nil, 5, -1, nil)
-		if !o.mark(nil, 41) {
+		if !o.Mark(nil, 41) {
 			t.Fatal("mark refused")
 		}
 		if err := om.FinalizePartition("t", 0, 41, 0); err != nil {

@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // another (concurrency 1, as before commits were pipelined); "pipelined"
 // is the default. Reported: ms per round.
 //
-//	go test -run=NONE -bench=IntegrationCommitDirtyPartitions -benchtime=5x ./consumergroup/
+//	go test -run=NONE -bench=IntegrationCommitDirtyPartitions -benchtime=5x ./internal/offsets/
 func BenchmarkIntegrationCommitDirtyPartitions(b *testing.B) {
 	testenv.Integration(b)
 	const partitions = 1024
@@ -27,7 +27,7 @@ func BenchmarkIntegrationCommitDirtyPartitions(b *testing.B) {
 	defer kz.Close()
 	group := kz.Consumergroup(testenv.UniqueName("bench-commit"))
 	inst := group.Instance("b")
-	cg := &ConsumerGroup{kazoo: kz, group: group, instance: inst, log: slog.New(slog.DiscardHandler), errors: make(chan error, 1)}
+	reg := kazooRegistry{group, inst}
 
 	claims := make([]*kazoo.PartitionClaim, partitions)
 	var wg sync.WaitGroup
@@ -56,14 +56,14 @@ func BenchmarkIntegrationCommitDirtyPartitions(b *testing.B) {
 		concurrency int
 	}{{"sequential", 1}, {"pipelined", 0}} {
 		b.Run(mode.name, func(b *testing.B) {
-			om := &zookeeperOffsetManager{cg: cg, parts: make(map[topicPartition]*ownedOffsets), concurrency: mode.concurrency}
-			var owned []*ownedOffsets
+			om := New(Config{Concurrency: mode.concurrency}, Deps{Log: slog.New(slog.DiscardHandler), Registry: reg})
+			var owned []*Partition
 			for p, c := range claims {
 				next, version, err := group.FetchOffsetVersion("t", int32(p))
 				if err != nil {
 					b.Fatal(err)
 				}
-				owned = append(owned, om.adopt(topicPartition{"t", int32(p)}, c, next, version, nil))
+				owned = append(owned, om.adopt(TopicPartition{"t", int32(p)}, c, next, version, nil))
 			}
 			next := int64(1_000_000)
 			b.ResetTimer()
@@ -71,11 +71,11 @@ func BenchmarkIntegrationCommitDirtyPartitions(b *testing.B) {
 				b.StopTimer()
 				next++
 				for _, o := range owned {
-					o.tracker.Reset(next - 1)
-					o.tracker.MarkOffset(next - 1)
+					o.Tracker.Reset(next - 1)
+					o.Tracker.MarkOffset(next - 1)
 				}
 				b.StartTimer()
-				if errs := om.commitEach(); len(errs) > 0 {
+				if errs := om.CommitEach(); len(errs) > 0 {
 					b.Fatal(fmt.Errorf("%d commits failed, first: %w", len(errs), errs[0]))
 				}
 			}

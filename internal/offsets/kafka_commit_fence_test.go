@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"errors"
@@ -69,7 +69,7 @@ func TestKafkaCommitFenceBeforeEveryAttempt(t *testing.T) {
 			if (err == nil) != c.ok {
 				t.Errorf("result %v, want nil %v", err, c.ok)
 			}
-			if !c.ok && !c.lost && retryableCommit(newPartitionError("t", 0, err)) {
+			if !c.ok && !c.lost && retryableCommit(partitionError("t", 0, err)) {
 				t.Errorf("result %v is retryable: the caller would make the attempts again", err)
 			}
 		})
@@ -81,62 +81,45 @@ func TestKafkaCommitFenceBeforeEveryAttempt(t *testing.T) {
 // admin would retry Admin.Retry.Max times without the claim being checked
 // in between); the offset manager decides on another attempt.
 func TestKafkaOffsetStoreCommitIsSingleShot(t *testing.T) {
-	b := sarama.NewMockBroker(t, 1)
-	defer b.Close()
-	b.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-		"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
-		"OffsetCommitRequest":    sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNotCoordinatorForConsumer),
+	f := newBrokerFixture(t, brokerOpts{
+		handlers: func(*sarama.MockBroker) map[string]sarama.MockResponse {
+			return map[string]sarama.MockResponse{
+				"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNotCoordinatorForConsumer),
+			}
+		},
+		config: func(cfg *sarama.Config) {
+			cfg.Admin.Retry.Backoff = time.Millisecond
+			cfg.Metadata.Retry.Backoff = time.Millisecond
+		},
 	})
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_1_0_0 // the mock answers no ApiVersions request
-	cfg.ApiVersionsRequest = false
-	cfg.Admin.Retry.Backoff = time.Millisecond
-	cfg.Metadata.Retry.Backoff = time.Millisecond
-	client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	store, err := newKafkaOffsetStore(client, "g", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.close()
-	err = store.commit("t", 0, 42)
+	err := f.store.Commit("t", 0, 42)
 	if !errors.Is(err, sarama.ErrNotCoordinatorForConsumer) {
 		t.Errorf("commit = %v, want ErrNotCoordinatorForConsumer", err)
 	}
-	commits := 0
-	for _, rr := range b.History() {
-		if _, ok := rr.Request.(*sarama.OffsetCommitRequest); ok {
-			commits++
-		}
-	}
-	if commits != 1 {
+	if commits := requests[*sarama.OffsetCommitRequest](f.broker); commits != 1 {
 		t.Fatalf("one commit sent %d OffsetCommit requests, want 1", commits)
 	}
 }
 
 // checkedOffsetStore is fakeOffsetStore that reads every partition at once,
-// as kafkaOffsetStore does each commit round.
+// as KafkaOffsets does each commit round.
 type checkedOffsetStore struct {
 	fakeOffsetStore
 	check heldOffsets
 	reads int
 }
 
-func (f *checkedOffsetStore) held(maxAge time.Duration, owned func() map[string][]int32) (time.Time, map[topicPartition]int64, error) {
-	var read func() (map[topicPartition]int64, error)
+func (f *checkedOffsetStore) held(maxAge time.Duration, owned func() map[string][]int32) (time.Time, map[TopicPartition]int64, error) {
+	var read func() (map[TopicPartition]int64, error)
 	if owned != nil {
-		read = func() (map[topicPartition]int64, error) {
+		read = func() (map[TopicPartition]int64, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			f.reads++
-			out := make(map[topicPartition]int64)
+			out := make(map[TopicPartition]int64)
 			for topic, ps := range owned() {
 				for _, p := range ps {
-					tp := topicPartition{topic, p}
+					tp := TopicPartition{topic, p}
 					out[tp] = -1
 					if n, ok := f.offsets[tp]; ok {
 						out[tp] = n
@@ -155,30 +138,22 @@ func (f *checkedOffsetStore) held(maxAge time.Duration, owned func() map[string]
 // the round reads Kafka once for all the owner's partitions.
 func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 	const interval = 20 * time.Millisecond
-	for _, storage := range []OffsetStorage{OffsetStorageKafka, OffsetStorageDual} {
-		t.Run(string(storage), func(t *testing.T) {
-			store := &checkedOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[topicPartition]int64{}}}
-			om := kafkaOnlyManager(store)
-			om.config.CommitInterval = interval
-			idle := om.adopt(topicPartition{"t", 0}, nil, 10, -1, nil)
-			other := om.adopt(topicPartition{"t", 1}, nil, 7, -1, nil)
-			for _, o := range []*ownedOffsets{idle, other} {
-				o.commitMu.Lock()
-				err := om.commitKafka(o, o.tracker.CommittedOffset(), true)
-				o.commitMu.Unlock()
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			om.storage = storage // after the first commits: the fake is no ZooKeeper
+	for _, kind := range []Kind{KindKafka, KindDual} {
+		t.Run(kind.String(), func(t *testing.T) {
+			store := &checkedOffsetStore{fakeOffsetStore: fakeOffsetStore{offsets: map[TopicPartition]int64{}}}
+			om := newCommitter(kind, store) // the fake is no ZooKeeper: only Kafka is written
+			om.env.cfg.CommitInterval = interval
+			idle := om.adopt(TopicPartition{"t", 0}, nil, 10, -1, nil)
+			other := om.adopt(TopicPartition{"t", 1}, nil, 7, -1, nil)
+			commitToKafka(t, om, idle, other)
 			time.Sleep(interval)
-			for _, o := range []*ownedOffsets{idle, other} {
+			for _, o := range []*Partition{idle, other} {
 				if om.hasWork(o) {
-					t.Fatalf("%v: work while Kafka holds the owner's offset", o.tp)
+					t.Fatalf("%v: work while Kafka holds the owner's offset", o.TP)
 				}
 			}
 			store.mu.Lock()
-			store.offsets[idle.tp] = 3 // the late commit
+			store.offsets[idle.TP] = 3 // the late commit
 			reads := store.reads
 			store.mu.Unlock()
 			time.Sleep(interval)
@@ -192,18 +167,18 @@ func TestKafkaStorageRepairsOffsetChangedBehindOwner(t *testing.T) {
 				t.Errorf("%d reads of Kafka in one round, want 1", store.reads-reads)
 			}
 			idle.commitMu.Lock()
-			err := om.commitKafka(idle, idle.tracker.CommittedOffset(), false)
+			err := om.kafkaStoreOf().commitKafka(idle, idle.Tracker.CommittedOffset(), false)
 			idle.commitMu.Unlock()
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := store.get(idle.tp); got != 10 {
+			if got, _ := store.get(idle.TP); got != 10 {
 				t.Fatalf("Kafka holds %d after the round, want the owner's 10", got)
 			}
 			if om.hasWork(idle) {
 				t.Error("work left after the repair")
 			}
-			want := map[topicPartition]int64{{"t", 0}: 10, {"t", 1}: 7}
+			want := map[TopicPartition]int64{{"t", 0}: 10, {"t", 1}: 7}
 			if got := maps.Clone(store.offsets); !maps.Equal(got, want) {
 				t.Errorf("Kafka holds %v, want %v", got, want)
 			}
@@ -225,42 +200,23 @@ func TestKafkaOffsetStoreCommitEndsAtClose(t *testing.T) {
 		{name: "the request", unserved: "OffsetCommitRequest", cached: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := sarama.NewMockBroker(t, 1)
-			defer b.Close()
-			handlers := map[string]sarama.MockResponse{
-				"MetadataRequest":        sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-				"FindCoordinatorRequest": sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b),
-				"OffsetCommitRequest":    sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
-			}
-			delete(handlers, c.unserved)
-			b.SetHandlerByMap(handlers)
-			cfg := sarama.NewConfig()
-			cfg.Version = sarama.V2_1_0_0
-			cfg.ApiVersionsRequest = false
-			client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			if c.cached {
-				if _, err := client.Coordinator("g"); err != nil {
-					t.Fatal(err)
-				}
-			}
 			closing := make(chan struct{})
-			store, err := newKafkaOffsetStore(client, "g", closing)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.close()
+			f := newBrokerFixture(t, brokerOpts{closing: closing, cached: c.cached,
+				handlers: func(*sarama.MockBroker) map[string]sarama.MockResponse {
+					return map[string]sarama.MockResponse{
+						"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
+						c.unserved:            nil,
+					}
+				}})
+			store := f.store
 			time.AfterFunc(200*time.Millisecond, func() { close(closing) })
 			start := time.Now()
-			err = store.commitFenced("t", 0, 42, start.Add(time.Minute), func() error { return nil })
+			err := store.commitFenced("t", 0, 42, start.Add(time.Minute), func() error { return nil })
 			if took := time.Since(start); took > 2*time.Second {
 				t.Errorf("the commit returned %v after it began, %v after closing", took.Round(time.Millisecond), (took - 200*time.Millisecond).Round(time.Millisecond))
 			}
-			if !errors.Is(err, errGroupClosing) {
-				t.Errorf("commit = %v, want errGroupClosing", err)
+			if !errors.Is(err, ErrGroupClosing) {
+				t.Errorf("commit = %v, want ErrGroupClosing", err)
 			}
 			if retryableCommit(kafkaCommitError{err}) {
 				t.Errorf("%v is retryable: the commit's attempts would go on until its deadline", err)

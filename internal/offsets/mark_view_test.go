@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"fmt"
@@ -9,39 +9,39 @@ import (
 
 func TestMarkViewGetSet(t *testing.T) {
 	var v markView
-	a, b, c := &ownedOffsets{}, &ownedOffsets{}, &ownedOffsets{}
-	if got := v.get(topicPartition{"t", 0}); got != nil {
+	a, b, c := &Partition{}, &Partition{}, &Partition{}
+	if got := v.get(TopicPartition{"t", 0}); got != nil {
 		t.Fatalf("empty view: got %p", got)
 	}
-	v.set(topicPartition{"t", 3}, a)
-	v.set(topicPartition{"u", 0}, b)
-	v.set(topicPartition{"t", 40}, c) // grows t's slice; 3 stays
+	v.set(TopicPartition{"t", 3}, a)
+	v.set(TopicPartition{"u", 0}, b)
+	v.set(TopicPartition{"t", 40}, c) // grows t's slice; 3 stays
 	for _, tc := range []struct {
-		tp   topicPartition
-		want *ownedOffsets
+		tp   TopicPartition
+		want *Partition
 	}{
-		{topicPartition{"t", 3}, a},
-		{topicPartition{"u", 0}, b},
-		{topicPartition{"t", 40}, c},
-		{topicPartition{"t", 0}, nil},
-		{topicPartition{"t", 41}, nil},
-		{topicPartition{"t", 1000}, nil},
-		{topicPartition{"t", -1}, nil},
-		{topicPartition{"v", 3}, nil},
-		{topicPartition{"u", 0}, b}, // after a miss on another topic
-		{topicPartition{"t", 3}, a},
+		{TopicPartition{"t", 3}, a},
+		{TopicPartition{"u", 0}, b},
+		{TopicPartition{"t", 40}, c},
+		{TopicPartition{"t", 0}, nil},
+		{TopicPartition{"t", 41}, nil},
+		{TopicPartition{"t", 1000}, nil},
+		{TopicPartition{"t", -1}, nil},
+		{TopicPartition{"v", 3}, nil},
+		{TopicPartition{"u", 0}, b}, // after a miss on another topic
+		{TopicPartition{"t", 3}, a},
 	} {
 		if got := v.get(tc.tp); got != tc.want {
 			t.Errorf("get(%v) = %p, want %p", tc.tp, got, tc.want)
 		}
 	}
-	v.set(topicPartition{"t", 3}, nil)
-	v.set(topicPartition{"t", 5000}, nil) // removing what is not there adds nothing
-	v.set(topicPartition{"w", 1}, nil)
-	if got := v.get(topicPartition{"t", 3}); got != nil {
+	v.set(TopicPartition{"t", 3}, nil)
+	v.set(TopicPartition{"t", 5000}, nil) // removing what is not there adds nothing
+	v.set(TopicPartition{"w", 1}, nil)
+	if got := v.get(TopicPartition{"t", 3}); got != nil {
 		t.Errorf("after removal: got %p", got)
 	}
-	if got := v.get(topicPartition{"t", 40}); got != c {
+	if got := v.get(TopicPartition{"t", 40}); got != c {
 		t.Errorf("a removal touched another partition: got %p, want %p", got, c)
 	}
 	if _, ok := v.topics.Load("w"); ok {
@@ -57,26 +57,26 @@ func TestMarkViewGetSet(t *testing.T) {
 // negative one is found like any other.
 func TestMarkViewWildPartitions(t *testing.T) {
 	var v markView
-	huge, neg, low := &ownedOffsets{}, &ownedOffsets{}, &ownedOffsets{}
-	v.set(topicPartition{"t", 1}, low)
-	v.set(topicPartition{"t", math.MaxInt32}, huge)
-	v.set(topicPartition{"t", -1}, neg)
+	huge, neg, low := &Partition{}, &Partition{}, &Partition{}
+	v.set(TopicPartition{"t", 1}, low)
+	v.set(TopicPartition{"t", math.MaxInt32}, huge)
+	v.set(TopicPartition{"t", -1}, neg)
 	if n := len(*mustTopic(t, &v, "t").parts.Load()); n > 2 {
 		t.Errorf("partition MaxInt32 grew the slice to %d entries", n)
 	}
-	for tp, want := range map[topicPartition]*ownedOffsets{
+	for tp, want := range map[TopicPartition]*Partition{
 		{"t", 1}: low, {"t", math.MaxInt32}: huge, {"t", -1}: neg, {"t", math.MaxInt32 - 1}: nil,
 	} {
 		if got := v.get(tp); got != want {
 			t.Errorf("get(%v) = %p, want %p", tp, got, want)
 		}
 	}
-	v.set(topicPartition{"t", math.MaxInt32}, nil)
-	v.set(topicPartition{"t", -1}, nil)
-	if v.get(topicPartition{"t", math.MaxInt32}) != nil || v.get(topicPartition{"t", -1}) != nil {
+	v.set(TopicPartition{"t", math.MaxInt32}, nil)
+	v.set(TopicPartition{"t", -1}, nil)
+	if v.get(TopicPartition{"t", math.MaxInt32}) != nil || v.get(TopicPartition{"t", -1}) != nil {
 		t.Error("wild partitions still found after their release")
 	}
-	if n := testing.AllocsPerRun(100, func() { v.get(topicPartition{"t", math.MaxInt32}) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { v.get(TopicPartition{"t", math.MaxInt32}) }); n != 0 {
 		t.Errorf("a lookup allocates %v times", n)
 	}
 }
@@ -86,32 +86,32 @@ func TestMarkViewWildPartitions(t *testing.T) {
 // the retired topic as the last one looked up.
 func TestMarkViewForgetsTopics(t *testing.T) {
 	var v markView
-	a, b := &ownedOffsets{}, &ownedOffsets{}
+	a, b := &Partition{}, &Partition{}
 	for i := 0; i < 1000; i++ {
 		topic := fmt.Sprintf("gone-%d", i)
-		v.set(topicPartition{topic, 7}, a)
-		v.set(topicPartition{topic, 7}, nil)
+		v.set(TopicPartition{topic, 7}, a)
+		v.set(TopicPartition{topic, 7}, nil)
 	}
 	n := 0
 	v.topics.Range(func(any, any) bool { n++; return true })
 	if n != 0 {
 		t.Errorf("%d released topics still held", n)
 	}
-	v.set(topicPartition{"t", 0}, a)
-	v.set(topicPartition{"t", 3}, a)
-	if v.get(topicPartition{"t", 0}) != a { // remembered as the last topic
+	v.set(TopicPartition{"t", 0}, a)
+	v.set(TopicPartition{"t", 3}, a)
+	if v.get(TopicPartition{"t", 0}) != a { // remembered as the last topic
 		t.Fatal("t/0 not found")
 	}
-	v.set(topicPartition{"t", 0}, nil)
-	if v.get(topicPartition{"t", 3}) != a {
+	v.set(TopicPartition{"t", 0}, nil)
+	if v.get(TopicPartition{"t", 3}) != a {
 		t.Fatal("releasing t/0 lost t/3")
 	}
-	v.set(topicPartition{"t", 3}, nil) // t retired
-	if v.get(topicPartition{"t", 3}) != nil {
+	v.set(TopicPartition{"t", 3}, nil) // t retired
+	if v.get(TopicPartition{"t", 3}) != nil {
 		t.Fatal("t/3 found after its release")
 	}
-	v.set(topicPartition{"t", 3}, b) // t again, a new view of it
-	if got := v.get(topicPartition{"t", 3}); got != b {
+	v.set(TopicPartition{"t", 3}, b) // t again, a new view of it
+	if got := v.get(TopicPartition{"t", 3}); got != b {
 		t.Fatalf("t/3 claimed again: got %p, want %p", got, b)
 	}
 }
@@ -131,13 +131,13 @@ func mustTopic(t *testing.T, v *markView, topic string) *topicView {
 // and a partition set before the readers start is always found.
 func TestMarkViewConcurrentReaders(t *testing.T) {
 	var v markView
-	owned := make(map[topicPartition]*ownedOffsets)
+	owned := make(map[TopicPartition]*Partition)
 	for _, topic := range []string{"a", "b", "c"} {
 		for p := int32(0); p < 64; p++ {
-			owned[topicPartition{topic, p}] = &ownedOffsets{}
+			owned[TopicPartition{topic, p}] = &Partition{}
 		}
 	}
-	stable := topicPartition{"a", 0}
+	stable := TopicPartition{"a", 0}
 	v.set(stable, owned[stable])
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -152,7 +152,7 @@ func TestMarkViewConcurrentReaders(t *testing.T) {
 					return
 				default:
 				}
-				tp := topicPartition{[]string{"a", "b", "c"}[i%3], int32(i % 64)}
+				tp := TopicPartition{[]string{"a", "b", "c"}[i%3], int32(i % 64)}
 				if got := v.get(tp); got != nil && got != owned[tp] {
 					errs <- fmt.Errorf("get(%v) returned another partition's offsets", tp)
 					return

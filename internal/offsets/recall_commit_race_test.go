@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"runtime"
@@ -19,28 +19,28 @@ import (
 // once the recall ended.
 func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	store := &fakeOffsetStore{offsets: map[topicPartition]int64{}}
-	om := kafkaOnlyManager(store)
-	tp := topicPartition{"t", 0}
+	store := newFakeOffsetStore()
+	om := kafkaOnly(store)
+	tp := TopicPartition{"t", 0}
 	o := om.adopt(tp, nil, 0, -1, nil)
 
 	// The worker begins taking back the buffer; the handler got 3 while
 	// 2 is taken back, and marks it.
-	o.beginRecall()
-	o.mark(nil, 3)
+	o.BeginRecall()
+	o.Mark(nil, 3)
 
-	mu := o.tracker.TestLocker()
+	mu := o.Tracker.TestLocker()
 	mu.Lock()
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
-		_ = om.commit(o) // waits in Pending
+		_ = om.Commit(o) // waits in Pending
 	}()
 	time.Sleep(5 * time.Millisecond)
 	recalled := make(chan struct{})
 	go func() {
-		o.tracker.SetCeiling(2) // waits behind the commit's Pending
-		o.endRecall()
+		o.Tracker.SetCeiling(2) // waits behind the commit's Pending
+		o.EndRecall()
 		close(recalled)
 	}()
 	time.Sleep(5 * time.Millisecond)

@@ -1,4 +1,4 @@
-package consumergroup
+package offsets
 
 import (
 	"errors"
@@ -36,36 +36,24 @@ func TestKafkaCommitChecksClaimRightBeforeSending(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			b := sarama.NewMockBroker(t, 1)
-			defer b.Close()
 			var mu sync.Mutex
 			var served []time.Time // when each request was answered, in History order
-			b.SetNotifier(func(int, int) {
-				mu.Lock()
-				served = append(served, time.Now())
-				mu.Unlock()
-			})
 			loading := sarama.NewMockFindCoordinatorResponse(t).SetError(sarama.CoordinatorGroup, "g", sarama.ErrConsumerCoordinatorNotAvailable)
-			b.SetHandlerByMap(map[string]sarama.MockResponse{
-				"MetadataRequest": sarama.NewMockMetadataResponse(t).SetBroker(b.Addr(), b.BrokerID()).SetController(b.BrokerID()).SetLeader("t", 0, b.BrokerID()),
-				// the coordinator is loading (a broker restarted): three answers, then found
-				"FindCoordinatorRequest": sarama.NewMockSequence(loading, loading, loading,
-					sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b)),
-				"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
-			})
-			cfg := sarama.NewConfig()
-			cfg.Version = sarama.V2_1_0_0
-			cfg.ApiVersionsRequest = false
-			client, err := sarama.NewClient([]string{b.Addr()}, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			store, err := newKafkaOffsetStore(client, "g", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.close()
+			f := newBrokerFixture(t, brokerOpts{
+				notify: func(int, int) {
+					mu.Lock()
+					served = append(served, time.Now())
+					mu.Unlock()
+				},
+				handlers: func(b *sarama.MockBroker) map[string]sarama.MockResponse {
+					return map[string]sarama.MockResponse{
+						// the coordinator is loading (a broker restarted): three answers, then found
+						"FindCoordinatorRequest": sarama.NewMockSequence(loading, loading, loading,
+							sarama.NewMockFindCoordinatorResponse(t).SetCoordinator(sarama.CoordinatorGroup, "g", b)),
+						"OffsetCommitRequest": sarama.NewMockOffsetCommitResponse(t).SetError("g", "t", 0, sarama.ErrNoError),
+					}
+				}})
+			b, store := f.broker, f.store
 
 			var lost atomic.Bool
 			var lostAt atomic.Int64
@@ -81,7 +69,7 @@ func TestKafkaCommitChecksClaimRightBeforeSending(t *testing.T) {
 				return nil
 			}
 			deadline := begin.Add(c.budget)
-			err = retryKafkaCommit(deadline, time.Now, time.Sleep, fence,
+			err := retryKafkaCommit(deadline, time.Now, time.Sleep, fence,
 				func() error { return store.commitFenced("t", 0, 42, deadline, fence) })
 			took := time.Since(begin)
 			t.Logf("retryKafkaCommit: %v, after %v and %d claim checks", err, took.Round(time.Millisecond), checks)

@@ -1,0 +1,161 @@
+// The group's side of internal/offsets: the committer's configuration
+// and dependencies from the group, the stores opened at the join, and
+// the worker as the committer's Owner.
+
+package consumergroup
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/brokerconn"
+	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// ErrResetWhileMembersRun is returned, wrapped with the group's name and
+// the members' ids, by JoinConsumerGroup (and the other joins) when
+// Offsets.ResetOffsets is set with Offsets.Storage kafka or dual and other
+// members of the group are registered. A ZooKeeper reset fences the
+// partitions' owners (their epochs move); a reset of Kafka's offsets
+// cannot: a running member may read the old Kafka offset back, or commit
+// one after the reset. So it is refused, as kafka-consumer-groups.sh
+// --reset-offsets refuses a group with active members. Close every member
+// first (one that crashed stays registered until its ZooKeeper session
+// expires). It is also returned, after the reset, when a member registered
+// while it was made: the reset may then not hold.
+var ErrResetWhileMembersRun = offsets.ErrResetWhileMembersRun
+
+// errSeekPending: a seek to an offset stored underneath is pending; the
+// worker takes it before it fetches.
+var errSeekPending = offsets.ErrSeekPending
+
+// openOffsetStores opens Kafka's group offsets when Offsets.Storage uses
+// them, and makes the reset Offsets.ResetOffsets asks for, in the stores
+// Offsets.Storage names (a reset with Kafka in them runs only while no
+// other member is registered: ErrResetWhileMembersRun).
+func (cg *ConsumerGroup) openOffsetStores() error {
+	if cg.config.Offsets.Storage.usesKafka() {
+		store, err := offsets.NewKafkaOffsets(cg.client, offsets.KafkaConfig{
+			Group: cg.name, Closing: cg.closeExpired, Stopping: cg.stopper, OwnConns: ownCommitConns,
+		})
+		if err != nil {
+			return fmt.Errorf("consumergroup: %w", err)
+		}
+		cg.kafkaOffsets = store
+	}
+	if cg.config.Offsets.ResetOffsets {
+		return offsets.NewStore(cg.offsetsConfig(), cg.offsetsDeps()).Reset()
+	}
+	return nil
+}
+
+// offsetsConfig is the committer's configuration from cg's Config.
+func (cg *ConsumerGroup) offsetsConfig() offsets.Config {
+	cfg := offsets.Config{Group: cg.name}
+	if c := cg.config; c != nil {
+		cfg.Kind = c.Offsets.Storage.kind()
+		cfg.CommitInterval = c.Offsets.CommitInterval
+		if c.Config != nil && c.Zookeeper != nil {
+			cfg.KafkaCommitBudget = min(c.Zookeeper.Timeout, c.Net.ReadTimeout)
+		}
+	}
+	return cfg
+}
+
+// offsetsDeps is what the committer uses of cg, each piece read when it is
+// used.
+func (cg *ConsumerGroup) offsetsDeps() offsets.Deps {
+	return offsets.Deps{
+		Log:          cg.log,
+		Metrics:      offsetMetrics{cg},
+		Report:       cg.report,
+		Registry:     offsetRegistry{cg},
+		Kafka:        cg.kafkaOffsets,
+		Session:      func() int64 { return cg.kazoo.SessionID() },
+		FencedOff:    func() bool { return cg.gate.paused() },
+		OtherMembers: cg.otherMembers,
+		Closing:      cg.closeExpired,
+	}
+}
+
+// otherMembers returns the ids of the group's registered members other
+// than this instance.
+func (cg *ConsumerGroup) otherMembers() ([]string, error) {
+	instances, err := cg.group.Instances()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, i := range instances {
+		if cg.instance == nil || i.ID != cg.instance.ID {
+			ids = append(ids, i.ID)
+		}
+	}
+	return ids, nil
+}
+
+// offsetRegistry is the ZooKeeper side of the offset stores: the group's
+// offset nodes, and this instance's fenced writes.
+type offsetRegistry struct{ cg *ConsumerGroup }
+
+func (r offsetRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
+	return r.cg.group.FetchOffsetVersion(topic, partition)
+}
+
+func (r offsetRegistry) CommitOffset(topic string, partition int32, next int64) error {
+	return r.cg.group.CommitOffset(topic, partition, next)
+}
+
+func (r offsetRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
+	return r.cg.instance.CommitOffsetFenced(c, next, version)
+}
+
+func (r offsetRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
+	return r.cg.instance.RewindOffsetFenced(c, next, version)
+}
+
+func (r offsetRegistry) ResetOffsets() error { return r.cg.group.ResetOffsets() }
+
+// offsetMetrics counts the committer's commits and conflicts in the
+// group's metrics.
+type offsetMetrics struct{ cg *ConsumerGroup }
+
+func (m offsetMetrics) Committed(tp offsets.TopicPartition, latency time.Duration, lag int64) {
+	g := m.cg.met()
+	g.commits.Inc(1)
+	g.commitLatency.Update(ms(latency))
+	if lag >= 0 {
+		g.lag(topicPartition(tp)).Update(lag)
+	}
+}
+
+func (m offsetMetrics) Conflict() { m.cg.met().conflicts.Inc(1) }
+
+// ownCommitConns is the Kafka store's own commit connection: dialed and
+// configured as the fetcher's own connections are.
+func ownCommitConns(conf *sarama.Config) (*sarama.Config, offsets.Dialer) {
+	d := brokerconn.NewDialer(conf)
+	return brokerconn.Config(conf, d), d
+}
+
+// alignStores brings the stores that are behind the start offset up to it
+// at once (see offsets.Store's Align): a start the store moved is
+// committed before anything is delivered.
+func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Stored) {
+	if w.cg.offsetManager.Store().Align(owned, st) {
+		w.commitStart(owned)
+	}
+}
+
+// ClaimLost implements offsets.Owner: the claim ended.
+func (w *partitionWorker) ClaimLost() { w.lost() }
+
+// StoredOffsetMoved implements offsets.Owner: the stored offset changed
+// underneath; the worker seeks there.
+func (w *partitionWorker) StoredOffsetMoved(next int64) { w.seek(next) }
+
+// HighWaterMark implements offsets.Owner.
+func (w *partitionWorker) HighWaterMark() int64 { return w.hwm.Load() }

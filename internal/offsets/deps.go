@@ -1,0 +1,84 @@
+package offsets
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// Registry is the ZooKeeper side the zookeeper store writes through.
+type Registry interface {
+	// FetchOffsetVersion returns a partition's stored next offset and the
+	// version of its offset node (-1, -1: none).
+	FetchOffsetVersion(topic string, partition int32) (int64, int32, error)
+	// CommitOffset stores next unfenced (partitions tracked without a claim).
+	CommitOffset(topic string, partition int32, next int64) error
+	// CommitOffsetFenced stores next fenced by c's epoch if the offset node
+	// is still at version, and returns its new version.
+	CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error)
+	// RewindOffsetFenced stores next as a reset does, bumping c's epoch.
+	RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error
+	// ResetOffsets deletes the group's offsets, bumping every epoch.
+	ResetOffsets() error
+}
+
+// Metrics receives what the committer measures.
+type Metrics interface {
+	// Committed counts a commit of tp that took latency; lag is the
+	// partition's lag after it, -1 when unknown.
+	Committed(tp TopicPartition, latency time.Duration, lag int64)
+	// Conflict counts an offset found changed underneath.
+	Conflict()
+}
+
+// Deps is what a Committer is given: the stores' clients and the group's
+// session, fence, members and error channel, each as a narrow piece.
+type Deps struct {
+	Log      *slog.Logger // nil: discarded
+	Metrics  Metrics      // nil: none
+	Report   func(error)  // errors for the application; nil: dropped
+	Registry Registry     // ZooKeeper, with KindZookeeper or KindDual (and for resets)
+	Kafka    GroupOffsets // Kafka's group offsets, with KindKafka or KindDual
+	// Session returns the current ZooKeeper session's id: a claim of an
+	// older session is lost.
+	Session func() int64
+	// FencedOff reports whether the session fence holds delivery paused.
+	FencedOff func() bool
+	// OtherMembers lists the group's registered members other than this
+	// instance (resets of Kafka's offsets refuse to run beside them).
+	OtherMembers func() ([]string, error)
+	// Closing, when closed, ends every wait for Kafka (ErrGroupClosing).
+	Closing <-chan struct{}
+}
+
+// env is what the stores and the committer share.
+type env struct {
+	cfg  Config
+	deps Deps
+}
+
+func (e *env) log() *slog.Logger {
+	if e.deps.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.deps.Log
+}
+
+func (e *env) report(err error) {
+	if err != nil && e.deps.Report != nil {
+		e.deps.Report(err)
+	}
+}
+
+func (e *env) committed(tp TopicPartition, latency time.Duration, lag int64) {
+	if e.deps.Metrics != nil {
+		e.deps.Metrics.Committed(tp, latency, lag)
+	}
+}
+
+func (e *env) conflict() {
+	if e.deps.Metrics != nil {
+		e.deps.Metrics.Conflict()
+	}
+}

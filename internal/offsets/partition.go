@@ -1,0 +1,204 @@
+package offsets
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+// Owner is the one consuming a partition the committer tracks (the
+// partition worker). The committer tells it what a commit found, and asks
+// it for the high-water mark the lag metric needs.
+type Owner interface {
+	// ClaimLost tells the owner its claim ended (the epoch moved): it stops
+	// without committing.
+	ClaimLost()
+	// StoredOffsetMoved tells the owner the stored offset changed
+	// underneath (a conflict): it seeks to next before it delivers again.
+	StoredOffsetMoved(next int64)
+	// HighWaterMark returns the partition's high-water mark as last seen;
+	// 0 or less: none yet.
+	HighWaterMark() int64
+}
+
+// Partition is the offset state of one partition this instance consumes:
+// its Tracker, the claim its commits are fenced by, and what the stores
+// hold for it.
+type Partition struct {
+	TP      TopicPartition
+	Tracker *Tracker
+	Claim   *kazoo.PartitionClaim // nil: unfenced (InitializePartition)
+	// Pause is the application's pause of this claim.
+	Pause Pause
+	owner Owner // nil: no owner to seek or stop
+
+	commitMu sync.Mutex // serialises commits and restarts of this partition
+	version  int32      // version of the offset node we last read or wrote; -1: none
+	inDoubt  InDoubt    // commits whose reply was lost; guarded by commitMu
+
+	// maxOffered is the highest offset offered to the application from the
+	// current position (-1: none yet); a mark above it cannot be genuine (it
+	// comes from before a seek) and is ignored. Not enforced without an owner.
+	maxOffered atomic.Int64
+	redelivery Redelivery  // after a backward seek: marks must name the redelivered message
+	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	// recalls counts the starts and ends of recalls: odd while the worker
+	// takes back its buffer (do not commit). A commit reads it before and
+	// after the position, and commits only if no recall ran in between.
+	recalls atomic.Uint64
+	lost    atomic.Bool // the epoch moved: never commit again
+	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
+}
+
+// Offer records that offset is about to be handed to the application: from
+// then on a mark of it is genuine.
+func (o *Partition) Offer(offset int64) {
+	if offset > o.maxOffered.Load() {
+		o.maxOffered.Store(offset)
+	}
+}
+
+// OfferMessage records m in the redelivery window (see Redelivery.Offered).
+func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) { o.redelivery.Offered(m) }
+
+// Delivered records that the application took offset: Drain waits for it.
+func (o *Partition) Delivered(offset int64) {
+	o.Tracker.Delivered(offset)
+}
+
+// Lost reports whether the claim was seen to end: nothing is committed
+// any more.
+func (o *Partition) Lost() bool { return o.lost.Load() }
+
+// SetLost records that the claim ended (the claim watch saw it).
+func (o *Partition) SetLost() { o.lost.Store(true) }
+
+// Seeking reports whether a seek to a stored offset is pending: marks are
+// ignored and nothing is committed until the owner restarts there.
+func (o *Partition) Seeking() bool { return o.seeking.Load() }
+
+// SetSeeking records that a seek to a stored offset is pending (a conflict
+// does so before it tells the owner).
+func (o *Partition) SetSeeking() { o.seeking.Store(true) }
+
+// Mark marks the message m at offset (m nil: a mark by offset only).
+func (o *Partition) Mark(m *sarama.ConsumerMessage, offset int64) bool {
+	gen := o.Tracker.Generation() // before the checks: a restart after them refuses the mark
+	if o.seeking.Load() || o.lost.Load() {
+		return false
+	}
+	if o.owner != nil && offset > o.maxOffered.Load() {
+		return false
+	}
+	if !o.redelivery.Allows(m, offset) {
+		return false
+	}
+	return o.Tracker.MarkOffsetAt(offset, gen)
+}
+
+// Rewind moves the mark back to next, the next offset to consume (a
+// session's ResetOffset): committed at the next commit although lower than
+// what is stored. Refused while a restart is pending or after the claim
+// was lost, and for a next above the current mark.
+func (o *Partition) Rewind(next int64) bool {
+	if o.seeking.Load() || o.lost.Load() {
+		return false
+	}
+	return o.Tracker.Rewind(next)
+}
+
+// Restart moves the partition to offset (negative: none stored, start at
+// Offsets.Initial), dropping pending marks, and ends a pending seek.
+// Called by the owner.
+func (o *Partition) Restart(offset int64) {
+	o.restartWith(func() int64 { o.Tracker.Reset(offset); return offset })
+	o.seeking.Store(false)
+}
+
+// RestartUncommitted moves the partition to offset, a position not stored
+// yet, which the next commit writes even if nothing is marked. A seek
+// that is pending stays pending: the offset the seek adopts wins over this
+// one.
+func (o *Partition) RestartUncommitted(offset int64) {
+	o.restartWith(func() int64 { o.Tracker.ResetUncommitted(offset); return offset })
+}
+
+// restartWith moves the partition's position with move, which resets the
+// tracker (a new generation) and returns the new position, and opens the
+// redelivery window from there to the highest offset offered so far. It
+// holds the commit lock, so no commit runs in between, and returns the
+// new position.
+func (o *Partition) restartWith(move func() int64) int64 {
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	far := o.maxOffered.Load()
+	to := move()
+	o.redelivery.Restart(to, far)
+	o.maxOffered.Store(-1)
+	return to
+}
+
+// BeginRecall stops commits of o until EndRecall. It does not wait for a
+// commit in flight (one may hang while ZooKeeper is silent, which is when
+// the worker must empty its buffer at once): a commit reads the position
+// between two reads of o.recalls (see PendingOutsideRecall), so one that
+// goes ahead read its position while no recall ran, and stores only marks
+// of messages the application got before one began.
+func (o *Partition) BeginRecall() { o.recalls.Add(1) }
+
+// EndRecall ends what BeginRecall began.
+func (o *Partition) EndRecall() { o.recalls.Add(1) }
+
+// PendingOutsideRecall returns the tracker's pending position, and ok
+// false when a recall ran during any part of the read: a recall that
+// began and ended meanwhile may have capped the position below what was
+// read.
+func (o *Partition) PendingOutsideRecall() (next int64, dirty, ok bool) {
+	before := o.recalls.Load()
+	next, dirty = o.Tracker.Pending()
+	return next, dirty, before%2 == 0 && o.recalls.Load() == before
+}
+
+// RestartAtMark restarts the partition at its marked position, but not
+// above below, the lowest offset taken back from the buffer (negative:
+// none): every message delivered and not marked yet is delivered again,
+// and marks of messages delivered before are refused (see Redelivery).
+// Nothing stored moves. It returns the position, where the worker fetches
+// from next. Called by the worker between BeginRecall and EndRecall.
+func (o *Partition) RestartAtMark(below int64) int64 {
+	return o.restartWith(func() int64 { return o.Tracker.RestartAtMark(below) })
+}
+
+// markLost records that o's claim ended (the epoch moved) and tells its
+// owner. Called with o.commitMu held.
+func (o *Partition) markLost() {
+	o.lost.Store(true)
+	if o.owner != nil {
+		o.owner.ClaimLost()
+	}
+}
+
+// lag returns the partition's lag behind next, or -1 when its high-water
+// mark is unknown.
+func (o *Partition) lag(next int64) int64 {
+	if o.owner == nil {
+		return -1
+	}
+	if hwm := o.owner.HighWaterMark(); hwm > 0 {
+		return max(hwm-next, 0)
+	}
+	return -1
+}
+
+// TestCommitLocker returns the lock a commit of o holds, for tests of its
+// owner that hold it as a commit in flight would.
+func (o *Partition) TestCommitLocker() sync.Locker { return &o.commitMu }
