@@ -72,13 +72,16 @@ func observeOwners(t testing.TB, group, topic string, partitions int32) *ownerOb
 	return o
 }
 
-// lastReleaseBefore returns the last release of p before t.
-func (o *ownerObserver) lastReleaseBefore(p int32, t time.Time) (time.Time, bool) {
+// firstReleaseAfter returns the first release of p after t. The time is
+// when the observer's watch fired, which a loaded machine may deliver a few
+// milliseconds after the deletion itself: it can come after the new
+// owner's first message.
+func (o *ownerObserver) firstReleaseAfter(p int32, t time.Time) (time.Time, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var best time.Time
 	for _, r := range o.releases[p] {
-		if r.Before(t) && r.After(best) {
+		if r.After(t) && (best.IsZero() || r.Before(best)) {
 			best = r
 		}
 	}

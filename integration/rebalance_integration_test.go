@@ -69,14 +69,26 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 			}
 		}
 	}
+	// The release that handed each partition over is the first one after
+	// the join (the history checker above proves no two owners overlapped).
+	// A watch that fired late (lagged, below) makes the handoff look
+	// faster than it was: those are counted and reported, at 0.
 	var lat []time.Duration
+	lagged := 0
 	for p, f := range first {
-		rel, ok := owners.lastReleaseBefore(p, f)
-		if !ok || rel.Before(joined) {
+		rel, ok := owners.firstReleaseAfter(p, joined)
+		if !ok {
 			t.Errorf("partition %d: joiner delivered at %v without a release by the first owner after the join", p, f.Sub(joined))
 			continue
 		}
+		if rel.After(f) {
+			lagged++
+			rel = f
+		}
 		lat = append(lat, f.Sub(rel))
+	}
+	if lagged > 0 {
+		t.Logf("%d of %d releases were seen by the observer after the joiner's first message (its watch fired late): counted as 0", lagged, len(lat))
 	}
 	if len(lat) != partitions/2 {
 		t.Errorf("joiner gained %d partitions, want %d", len(lat), partitions/2)
