@@ -336,7 +336,7 @@ func (c *Config) Validate() error {
 		bad("Session.SelfFenceFraction", "must be > 0 and <= %v (a larger one could pause delivery only after the session can expire), got %v", maxSelfFenceFraction, f)
 	}
 
-	if !c.Assignment.Strategy.valid() {
+	if !c.Assignment.Strategy.Valid() {
 		bad("Assignment.Strategy", "must be %q or %q, got %q",
 			StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
 	}

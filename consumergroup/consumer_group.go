@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -21,9 +22,9 @@ import (
 type ConsumerGroup struct {
 	config *Config
 	name   string
-	chroot string       // the ZooKeeper chroot in use: Zookeeper.Chroot, or the connection string's
-	topics []string     // a static subscription; nil with a pattern
-	filter *topicFilter // a white_list subscription (JoinConsumerGroupPattern); nil if static
+	chroot string            // the ZooKeeper chroot in use: Zookeeper.Chroot, or the connection string's
+	topics []string          // a static subscription; nil with a pattern
+	filter *assign.WhiteList // a white_list subscription (JoinConsumerGroupPattern); nil if static
 	log    *slog.Logger
 
 	kazoo    *kazoo.Kazoo
@@ -100,7 +101,7 @@ func joinGroupWith(name string, topics []string, zookeeper []string, config *Con
 
 // startGroup is joinGroupWith after the arguments were validated: it consumes
 // topics, or the topics filter matches when filter is not nil.
-func startGroup(name string, topics []string, filter *topicFilter, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
+func startGroup(name string, topics []string, filter *assign.WhiteList, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
 	if config == nil {
 		config = NewConfig()
 	}

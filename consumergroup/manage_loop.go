@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -59,13 +60,13 @@ func (ws *watchSet) poke() {
 
 // view is what the assignment is computed from.
 type view struct {
-	members    []member                   // registered instances and their subscriptions
+	members    []assign.Member            // registered instances and their subscriptions
 	partitions map[string][]PartitionInfo // by topic; missing topics absent
 }
 
 // has reports whether the instance id is a member.
 func (v view) has(id string) bool {
-	return slices.ContainsFunc(v.members, func(m member) bool { return m.id == id })
+	return slices.ContainsFunc(v.members, func(m assign.Member) bool { return m.ID == id })
 }
 
 // manage is the group's one coordination loop: it watches the registered
@@ -296,7 +297,7 @@ func watchedRead[T any](ws *watchSet, key string, read func() (T, error), watch 
 func (cg *ConsumerGroup) reconcile(v view, workers, stopping map[topicPartition]*partitionWorker,
 	cooldown map[topicPartition]time.Time, leftover map[topicPartition]bool, exited chan<- *partitionWorker) {
 	want := make(map[topicPartition]bool)
-	assigned, err := assignTopics(cg.config.Assignment.Strategy, v.members, v.partitions)
+	assigned, err := assign.Topics(cg.config.Assignment.Strategy, v.members, v.partitions)
 	if err != nil { // unreachable: the strategy was validated
 		cg.report(err)
 		return

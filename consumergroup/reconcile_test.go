@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -61,7 +62,7 @@ func TestReconcileStopsOnlyWhatMoves(t *testing.T) {
 		exited := make(chan *partitionWorker)
 
 		// Alone: b owns everything.
-		cg.reconcile(view{members: []member{{"b", static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
+		cg.reconcile(view{members: []assign.Member{{ID: "b", Sub: assign.Static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
 		if got := owned(workers); !slices.Equal(got, []int32{0, 1, 2, 3}) {
 			t.Fatalf("alone: owns %v", got)
 		}
@@ -71,7 +72,7 @@ func TestReconcileStopsOnlyWhatMoves(t *testing.T) {
 		}
 
 		// a joins (sorted first): b keeps 2 and 3, loses 0 and 1.
-		cg.reconcile(view{members: []member{{"a", static("t")}, {"b", static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
+		cg.reconcile(view{members: []assign.Member{{ID: "a", Sub: assign.Static("t")}, {ID: "b", Sub: assign.Static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
 		if got := owned(workers); !slices.Equal(got, []int32{2, 3}) {
 			t.Fatalf("with a: owns %v", got)
 		}
@@ -91,7 +92,7 @@ func TestReconcileStopsOnlyWhatMoves(t *testing.T) {
 		}
 
 		// a leaves again: 0 and 1 come back with new workers.
-		cg.reconcile(view{members: []member{{"b", static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
+		cg.reconcile(view{members: []assign.Member{{ID: "b", Sub: assign.Static("t")}}, partitions: parts}, workers, stopping, cooldown, map[topicPartition]bool{}, exited)
 		if got := owned(workers); !slices.Equal(got, []int32{0, 1, 2, 3}) {
 			t.Fatalf("after a left: owns %v", got)
 		}

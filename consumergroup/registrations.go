@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -21,8 +22,8 @@ import (
 // a share of topics it may not consume, and that share would stay unowned.
 // bad holds the instances reported so far; it forgets those that are fixed
 // or gone, so a registration broken again is reported again.
-func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.ConsumergroupInstanceList, bad map[string]bool) ([]member, error) {
-	members := make([]member, 0, len(instances))
+func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.ConsumergroupInstanceList, bad map[string]bool) ([]assign.Member, error) {
+	members := make([]assign.Member, 0, len(instances))
 	listed := make(map[string]bool, len(instances))
 	for _, i := range instances {
 		listed[i.ID] = true
@@ -33,9 +34,9 @@ func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.Consumergroup
 		if err != nil && !errors.Is(err, kazoo.ErrMalformed) {
 			return nil, fmt.Errorf("registration of %s: %w", i.ID, err)
 		}
-		var sub subscription
+		var sub assign.Subscription
 		if err == nil {
-			if sub, err = parseSubscription(reg); err != nil {
+			if sub, err = assign.ParseSubscription(reg); err != nil {
 				err = &kazoo.ZnodeError{Op: "parse", Path: cg.registrationPath(i.ID), Err: fmt.Errorf("%w: %w", kazoo.ErrMalformed, err)}
 			}
 		}
@@ -47,7 +48,7 @@ func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.Consumergroup
 			cg.log.Warn("unreadable registration", "instance", i.ID, "err", err)
 			cg.report(newPartitionError("", -1, err))
 		}
-		members = append(members, member{id: i.ID, sub: sub})
+		members = append(members, assign.Member{ID: i.ID, Sub: sub})
 	}
 	for id := range bad {
 		if !listed[id] {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -50,10 +51,10 @@ func TestIntegrationSweepDeletesLeftOwnerNode(t *testing.T) {
 	leftover := map[topicPartition]bool{{topic, 0}: true, {topic, 1}: true}
 	// Partition 0 went to another member; partition 1 is ours again.
 	v := view{
-		members:    []member{{"!other", static(topic)}, {inst.ID, static(topic)}}, // "!other" sorts first: it gets 0
+		members:    []assign.Member{{ID: "!other", Sub: assign.Static(topic)}, {ID: inst.ID, Sub: assign.Static(topic)}}, // "!other" sorts first: it gets 0
 		partitions: map[string][]PartitionInfo{topic: {{ID: 0}, {ID: 1}}},
 	}
-	if assigned, _ := assignTopics(conf.Assignment.Strategy, v.members, v.partitions); len(assigned[inst.ID][topic]) != 1 || assigned[inst.ID][topic][0].ID != 1 {
+	if assigned, _ := assign.Topics(conf.Assignment.Strategy, v.members, v.partitions); len(assigned[inst.ID][topic]) != 1 || assigned[inst.ID][topic][0].ID != 1 {
 		t.Fatalf("assignment %v: the test wants partition 1 for %s", assigned, inst.ID)
 	}
 	cg.reconcile(v, workers, stopping, map[topicPartition]time.Time{}, leftover, make(chan *partitionWorker, 2))
