@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
+	"github.com/zkgroup/kafka/internal/zkwatch"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -16,44 +16,22 @@ import (
 // stale: the manage loop recomputes it at least this often.
 const resyncInterval = 30 * time.Second
 
-// watchSet turns one-shot ZooKeeper watches into a single wake-up channel.
-// A key is re-armed only after its watch fired, so rebalances do not pile up
-// watches on the same znode.
-type watchSet struct {
-	mu    sync.Mutex
-	armed map[string]bool
-	wake  chan struct{}
+// loopWatches are the manage loop's ZooKeeper watches and the channel
+// their firing wakes it on.
+type loopWatches struct {
+	set  *zkwatch.Set
+	wake chan struct{}
 }
 
-func newWatchSet() *watchSet {
-	return &watchSet{armed: make(map[string]bool), wake: make(chan struct{}, 1)}
+func newLoopWatches() loopWatches {
+	wake := make(chan struct{}, 1)
+	return loopWatches{set: zkwatch.New(func() { poke(wake) }), wake: wake}
 }
 
-func (ws *watchSet) isArmed(key string) bool {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	return ws.armed[key]
-}
-
-// arm waits for ch in the background and then wakes the loop. The goroutine
-// ends when the watch fires, or when the ZooKeeper connection closes (which
-// closes every watch channel).
-func (ws *watchSet) arm(key string, ch <-chan kazoo.Event) {
-	ws.mu.Lock()
-	ws.armed[key] = true
-	ws.mu.Unlock()
-	go func() {
-		<-ch
-		ws.mu.Lock()
-		delete(ws.armed, key)
-		ws.mu.Unlock()
-		ws.poke()
-	}()
-}
-
-func (ws *watchSet) poke() {
+// poke leaves a wake-up token in wake unless one is there already.
+func poke(wake chan<- struct{}) {
 	select {
-	case ws.wake <- struct{}{}:
+	case wake <- struct{}{}:
 	default:
 	}
 }
@@ -77,7 +55,7 @@ func (v view) has(id string) bool {
 // It also reacts to the session fence's expiry signal (a replaced session).
 func (cg *ConsumerGroup) manage(fence *sessionFence) {
 	defer close(cg.done)
-	ws := newWatchSet()
+	ws := newLoopWatches()
 	workers := make(map[topicPartition]*partitionWorker)
 	stopping := make(map[topicPartition]*partitionWorker) // stopped, maybe not done
 	exited := make(chan *partitionWorker)
@@ -118,10 +96,10 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		// reach; Close must not wait for them. A read abandoned here ends
 		// when Close closes the session.
 		res := make(chan viewResult, 1)
-		go func(ws *watchSet) {
+		go func(ws *zkwatch.Set) {
 			v, err := cg.readView(ws, missing, badRegs)
 			res <- viewResult{v, err}
-		}(ws)
+		}(ws.set)
 		var v view
 		var err error
 		select {
@@ -175,7 +153,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			if err := cg.reregister(); err != nil {
 				cg.report(newPartitionError("", -1, fmt.Errorf("register again after session expiry: %w", err)))
 			}
-			ws = newWatchSet() // the old watches died with the session
+			ws = newLoopWatches() // the old watches died with the session
 		case w := <-exited:
 			// A partition that ended on its own is started again if still
 			// assigned here. When its claim ended (lost to another claim, an
@@ -237,9 +215,9 @@ func (cg *ConsumerGroup) reregister() error {
 // The registrations are read again on every call (one read per instance),
 // so a join, a leave or a changed subscription all lead to an assignment
 // computed from fresh ones.
-func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool) (view, error) {
+func (cg *ConsumerGroup) readView(ws *zkwatch.Set, missing, badRegs map[string]bool) (view, error) {
 	var v view
-	instances, err := watchedRead(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
+	instances, err := zkwatch.Read(ws, "ids", cg.group.Instances, cg.group.WatchInstances)
 	if err != nil {
 		return v, fmt.Errorf("list instances: %w", err)
 	}
@@ -274,20 +252,6 @@ func (cg *ConsumerGroup) readView(ws *watchSet, missing, badRegs map[string]bool
 		v.partitions[topic] = infos
 	}
 	return v, nil
-}
-
-// watchedRead reads through read while key's watch is armed, and otherwise
-// through watch, arming the watch it returns (also with a parse error, so
-// a fix of the node wakes the loop).
-func watchedRead[T any](ws *watchSet, key string, read func() (T, error), watch func() (T, <-chan kazoo.Event, error)) (T, error) {
-	if ws.isArmed(key) {
-		return read()
-	}
-	v, ch, err := watch()
-	if ch != nil {
-		ws.arm(key, ch)
-	}
-	return v, err
 }
 
 // reconcile stops the workers of partitions no longer assigned here and

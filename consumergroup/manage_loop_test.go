@@ -2,131 +2,16 @@ package consumergroup
 
 import (
 	"testing"
-	"testing/synctest"
 	"time"
-
-	"github.com/zkgroup/kafka/kazoo"
 )
 
-// woken reports whether the watch set holds a wake-up token, taking it.
-func woken(ws *watchSet) bool {
-	select {
-	case <-ws.wake:
-		return true
-	default:
-		return false
-	}
-}
-
-func TestWatchSetArmFireWakes(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
-		if ws.isArmed("ids") {
-			t.Fatal("a new watch set has ids armed")
-		}
-		ch := make(chan kazoo.Event, 1)
-		ws.arm("ids", ch)
-		synctest.Wait()
-		if !ws.isArmed("ids") {
-			t.Fatal("ids is not armed after arm")
-		}
-		if ws.isArmed("topics") {
-			t.Fatal("arming ids armed topics")
-		}
-		time.Sleep(time.Hour) // nothing fires on its own
-		synctest.Wait()
-		if woken(ws) {
-			t.Fatal("woken before the watch fired")
-		}
-
-		ch <- kazoo.Event{Type: kazoo.EventNodeChildrenChanged}
-		synctest.Wait()
-		if ws.isArmed("ids") {
-			t.Error("ids is still armed after its watch fired")
-		}
-		if !woken(ws) {
-			t.Error("no wake-up after the watch fired")
-		}
-		if woken(ws) {
-			t.Error("a second wake-up for one event")
-		}
-	})
-}
-
-// A watch channel closed without an event (the connection closed) disarms
-// and wakes too, so the loop reads and re-arms.
-func TestWatchSetClosedChannelDisarms(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
-		ch := make(chan kazoo.Event)
-		ws.arm("topic/a", ch)
-		close(ch)
-		synctest.Wait()
-		if ws.isArmed("topic/a") {
-			t.Error("still armed after the watch channel closed")
-		}
-		if !woken(ws) {
-			t.Error("no wake-up after the watch channel closed")
-		}
-	})
-}
-
-// Several watches firing before the loop looks collapse into one wake-up;
-// each key is disarmed independently.
-func TestWatchSetWakeupsCoalesce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
-		keys := []string{"ids", "topic/a", "topic/b", "topics"}
-		chans := make(map[string]chan kazoo.Event)
-		for _, k := range keys {
-			chans[k] = make(chan kazoo.Event, 1)
-			ws.arm(k, chans[k])
-		}
-		chans["ids"] <- kazoo.Event{}
-		chans["topic/b"] <- kazoo.Event{}
-		synctest.Wait()
-		for k, want := range map[string]bool{"ids": false, "topic/a": true, "topic/b": false, "topics": true} {
-			if got := ws.isArmed(k); got != want {
-				t.Errorf("isArmed(%q) = %v, want %v", k, got, want)
-			}
-		}
-		if !woken(ws) {
-			t.Fatal("no wake-up")
-		}
-		if woken(ws) {
-			t.Fatal("two wake-ups: they should coalesce")
-		}
-
-		// Re-arming a fired key works as the first time.
-		again := make(chan kazoo.Event, 1)
-		ws.arm("ids", again)
-		synctest.Wait()
-		if !ws.isArmed("ids") {
-			t.Fatal("ids not armed after re-arming")
-		}
-		again <- kazoo.Event{}
-		synctest.Wait()
-		if ws.isArmed("ids") || !woken(ws) {
-			t.Fatal("re-armed ids did not fire")
-		}
-
-		// Release the remaining waiters so the bubble ends clean.
-		close(chans["topic/a"])
-		close(chans["topics"])
-		synctest.Wait()
-		if !woken(ws) {
-			t.Fatal("no wake-up for the last watches")
-		}
-	})
-}
-
-func TestWatchSetPokeNeverBlocks(t *testing.T) {
-	ws := newWatchSet()
+func TestPokeNeverBlocks(t *testing.T) {
+	wake := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for i := 0; i < 100; i++ {
-			ws.poke()
+			poke(wake)
 		}
 	}()
 	select {
@@ -134,7 +19,7 @@ func TestWatchSetPokeNeverBlocks(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("poke blocked with nobody reading")
 	}
-	if !woken(ws) || woken(ws) {
+	if len(wake) != 1 {
 		t.Fatal("100 pokes should leave exactly one wake-up")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/zkwatch"
 )
 
 // ErrInvalidPattern: the topic pattern given to JoinConsumerGroupPattern is
@@ -71,11 +72,11 @@ func (cg *ConsumerGroup) register() error {
 // list, or the existing topics its whitelist covers, sorted. For a
 // whitelist it reads the topic list through a watch (armed once), so a
 // topic created later wakes the manage loop.
-func (cg *ConsumerGroup) subscribedTopics(ws *watchSet) ([]string, error) {
+func (cg *ConsumerGroup) subscribedTopics(ws *zkwatch.Set) ([]string, error) {
 	if cg.filter == nil {
 		return cg.topics, nil
 	}
-	all, err := watchedRead(ws, "topics", cg.kazoo.Topics, cg.kazoo.WatchTopics)
+	all, err := zkwatch.Read(ws, "topics", cg.kazoo.Topics, cg.kazoo.WatchTopics)
 	if err != nil {
 		return nil, fmt.Errorf("list topics: %w", err)
 	}

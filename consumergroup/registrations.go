@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/zkwatch"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -22,12 +23,12 @@ import (
 // a share of topics it may not consume, and that share would stay unowned.
 // bad holds the instances reported so far; it forgets those that are fixed
 // or gone, so a registration broken again is reported again.
-func (cg *ConsumerGroup) readMembers(ws *watchSet, instances kazoo.ConsumergroupInstanceList, bad map[string]bool) ([]assign.Member, error) {
+func (cg *ConsumerGroup) readMembers(ws *zkwatch.Set, instances kazoo.ConsumergroupInstanceList, bad map[string]bool) ([]assign.Member, error) {
 	members := make([]assign.Member, 0, len(instances))
 	listed := make(map[string]bool, len(instances))
 	for _, i := range instances {
 		listed[i.ID] = true
-		reg, err := watchedRead(ws, "registration/"+i.ID, i.Registration, i.WatchRegistration)
+		reg, err := zkwatch.Read(ws, "registration/"+i.ID, i.Registration, i.WatchRegistration)
 		if errors.Is(err, kazoo.ErrInstanceNotRegistered) {
 			continue
 		}
