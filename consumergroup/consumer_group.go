@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -56,7 +57,7 @@ type ConsumerGroup struct {
 	expireOnce   sync.Once
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	done         chan struct{} // closed when the manage loop has stopped every partition
-	gate         *deliveryGate // closed while this instance is fenced off
+	gate         *fence.Gate   // closed while this instance is fenced off
 
 	errorsMu       sync.RWMutex // report holds it to read, Close to close errors
 	singleShutdown sync.Once
@@ -131,7 +132,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		closeExpired: make(chan struct{}),
 		sweepWake:    make(chan struct{}, 1),
 		done:         make(chan struct{}),
-		gate:         newDeliveryGate(),
+		gate:         fence.NewGate(),
 		sink:         opts.sink,
 	}
 	if err := cg.connect(servers, &zkConf); err != nil {
@@ -147,7 +148,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 	cg.offsetManager = newZookeeperOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	fence := newSessionFence(cg)
 	if opts.runFence {
-		go fence.run()
+		go fence.Run()
 	}
 	go cg.manage(fence)
 	return cg, nil
@@ -346,7 +347,7 @@ func (cg *ConsumerGroup) Close() error {
 // commit or release that cannot get through is worth nothing, and the
 // session's end deletes our registration and claims.
 func (cg *ConsumerGroup) awaitStop(deadline time.Time) {
-	if cg.gate.paused() {
+	if cg.gate.Paused() {
 		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
 		cg.expireClose()
 		_ = cg.kazoo.Close()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/internal/zkwatch"
 	"github.com/zkgroup/kafka/kazoo"
@@ -53,7 +54,7 @@ func (v view) has(id string) bool {
 // Kafka), computes this instance's assignment, and starts or stops only the
 // partitions that move.
 // It also reacts to the session fence's expiry signal (a replaced session).
-func (cg *ConsumerGroup) manage(fence *sessionFence) {
+func (cg *ConsumerGroup) manage(fence *fence.Fence) {
 	defer close(cg.done)
 	ws := newLoopWatches()
 	workers := make(map[topicPartition]*partitionWorker)
@@ -122,7 +123,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 			// the node, or registering after an expiry failed) register
 			// again now.
 			failures = 0
-			if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionConnected && len(fence.expired) == 0 {
+			if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionConnected && len(fence.Expired()) == 0 {
 				if err := cg.reregister(); err != nil {
 					cg.report(newPartitionError("", -1, fmt.Errorf("register again: %w", err)))
 				}
@@ -145,7 +146,7 @@ func (cg *ConsumerGroup) manage(fence *sessionFence) {
 		case <-cg.sweepWake:
 		case <-retry:
 		case <-resync.C:
-		case <-fence.expired:
+		case <-fence.Expired():
 			// Every claim died with the session: stop all partitions without
 			// committing or releasing, then register again.
 			stopAll(true)

@@ -1057,7 +1057,7 @@ func (om *zookeeperOffsetManager) kafkaFence(o *ownedOffsets) error {
 	if om.cg.kazoo.SessionID() != o.claim.SessionID {
 		return fmt.Errorf("the ZooKeeper session holding the claim ended: %w", kazoo.ErrClaimLost)
 	}
-	if om.cg.gate.paused() {
+	if om.cg.gate.Paused() {
 		return errFencedOff
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -23,7 +24,7 @@ func TestIntegrationKafkaFence(t *testing.T) {
 	defer kz.Close()
 	store := &fakeOffsetStore{offsets: map[topicPartition]int64{}}
 	om := kafkaOnlyManager(store)
-	om.cg.kazoo, om.cg.gate = kz, newDeliveryGate()
+	om.cg.kazoo, om.cg.gate = kz, fence.NewGate()
 	om.cg.log = slog.New(slog.DiscardHandler)
 
 	tp := topicPartition{"t", 0}
@@ -31,7 +32,7 @@ func TestIntegrationKafkaFence(t *testing.T) {
 	if !o.mark(nil, 4) {
 		t.Fatal("mark refused")
 	}
-	om.cg.gate.set(true)
+	om.cg.gate.Set(true)
 	if err := om.commit(o); !errors.Is(err, errFencedOff) {
 		t.Fatalf("commit while fenced off = %v, want errFencedOff", err)
 	}
@@ -41,7 +42,7 @@ func TestIntegrationKafkaFence(t *testing.T) {
 	if _, dirty := o.tracker.Pending(); !dirty {
 		t.Fatal("the offset is no longer pending after a deferred commit")
 	}
-	om.cg.gate.set(false)
+	om.cg.gate.Set(false)
 	if err := om.commit(o); err != nil {
 		t.Fatal(err)
 	}

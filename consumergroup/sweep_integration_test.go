@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -43,7 +44,7 @@ func TestIntegrationSweepDeletesLeftOwnerNode(t *testing.T) {
 	}
 	cg := &ConsumerGroup{
 		config: conf, log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst,
-		claimer: claimer, errors: make(chan error, 16), gate: newDeliveryGate(),
+		claimer: claimer, errors: make(chan error, 16), gate: fence.NewGate(),
 		stopper: make(chan struct{}), closeExpired: make(chan struct{}), sweepWake: make(chan struct{}, 1),
 	}
 	workers := map[topicPartition]*partitionWorker{}

@@ -263,9 +263,9 @@ func (w *partitionWorker) drain() workerEvent {
 	}
 	if w.out != nil && cap(w.out) > 0 {
 		// A claim's buffer may still hold messages: a pause takes them back.
-		stopListening := w.cg.gate.listen(w.ev.raisePause)
+		stopListening := w.cg.gate.Listen(w.ev.raisePause)
 		defer stopListening()
-		if w.cg.gate.paused() { // paused before we listened
+		if w.cg.gate.Paused() { // paused before we listened
 			w.ev.raisePause()
 		}
 	}

@@ -75,7 +75,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 	// takes back what a claim's buffer holds when it takes the event. Away
 	// from pump (opening a partition consumer, a cool-down, a start
 	// commit), the pause itself takes it back (see takeBackOutsidePump).
-	stopListening := w.cg.gate.listen(w.onPause(owned))
+	stopListening := w.cg.gate.Listen(w.onPause(owned))
 	defer stopListening()
 	start := next
 	openSync := false
@@ -137,7 +137,7 @@ func (w *partitionWorker) consume(owned *ownedOffsets, next int64) workerEvent {
 		}
 		resume, end, ended := w.pump(owned, src, prefix, start)
 		w.handing.Unlock()
-		if !ended && w.cg.gate.paused() {
+		if !ended && w.cg.gate.Paused() {
 			// A pause that came as pump returned found it busy, and pump
 			// did not take it: take back here. (Ended, the drain or the
 			// release takes back what is left.)
@@ -200,7 +200,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *ownedOffsets, start int64) (
 		owned.restart(to)
 		return e, to, false, true
 	case e == eventStop:
-		if w.cg.gate.paused() {
+		if w.cg.gate.Paused() {
 			// Waiting for marks and a final commit would only hold up a
 			// rebalance or Close (what was marked is delivered again). The
 			// release is still tried: if the session survives, the owner
@@ -415,7 +415,7 @@ func (w *partitionWorker) pump(owned *ownedOffsets, src *pendingConsumer, prefix
 		owned.redelivery.Offered(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
+		delivered, stale := w.cg.gate.SendIf(wake, out, m, valid)
 		switch {
 		case delivered:
 			owned.delivered(m.Offset)
