@@ -3,11 +3,9 @@ package consumergroup
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/zkgroup/kafka/internal/assign"
-	"github.com/zkgroup/kafka/internal/zkwatch"
 )
 
 // ErrInvalidPattern: the topic pattern given to JoinConsumerGroupPattern is
@@ -57,35 +55,4 @@ func JoinConsumerGroupPattern(name, pattern string, zookeeper []string, config *
 		return nil, errors.Join(errs...)
 	}
 	return startGroup(name, nil, filter, zookeeper, config, joinOptions{runFence: true})
-}
-
-// register registers this instance with its subscription: the topic list,
-// or the whitelist.
-func (cg *ConsumerGroup) register() error {
-	if cg.filter != nil {
-		return cg.instance.RegisterWhiteList(cg.filter.String())
-	}
-	return cg.instance.Register(cg.topics)
-}
-
-// subscribedTopics returns the topics this instance consumes: the topic
-// list, or the existing topics its whitelist covers, sorted. For a
-// whitelist it reads the topic list through a watch (armed once), so a
-// topic created later wakes the manage loop.
-func (cg *ConsumerGroup) subscribedTopics(ws *zkwatch.Set) ([]string, error) {
-	if cg.filter == nil {
-		return cg.topics, nil
-	}
-	all, err := zkwatch.Read(ws, "topics", cg.kazoo.Topics, cg.kazoo.WatchTopics)
-	if err != nil {
-		return nil, fmt.Errorf("list topics: %w", err)
-	}
-	var topics []string
-	for _, t := range all {
-		if cg.filter.Includes(t.Name) {
-			topics = append(topics, t.Name)
-		}
-	}
-	slices.Sort(topics)
-	return topics, nil
 }

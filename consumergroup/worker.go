@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -33,7 +34,7 @@ type partitionWorker struct {
 	ctx    context.Context // ended by stop, abandon, loss and expiry
 	cancel context.CancelFunc
 	ev     *workerEvents
-	exited chan<- *partitionWorker // told when the worker ends on its own
+	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
 	stopOnce sync.Once
@@ -74,7 +75,7 @@ type partitionWorker struct {
 	takenBack int64
 }
 
-func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
+func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- coord.Worker) *partitionWorker {
 	w := newWorker(cg, tp)
 	w.prev, w.exited = prev, exited
 	go w.run()
