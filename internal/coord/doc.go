@@ -24,6 +24,8 @@
 // through ZooKeeper, and reports through funcs it is given; it knows
 // nothing of how a worker claims, consumes or commits.
 //
+// Each event and what the loop does with it: docs/coordination.md.
+//
 // Not guaranteed: that the assignment is current. A watch can be lost; the
 // loop also re-reads on a timer, and the claims, not this package, keep
 // two instances off one partition.
