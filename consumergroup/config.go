@@ -58,7 +58,7 @@ const minKafkaRefreshInterval = 100 * time.Millisecond
 // maxSelfFenceFraction is the largest Session.SelfFenceFraction Validate
 // accepts. The earliest expiry comes 0.65 timeouts after the last answered
 // probe was sent (a quarter for the leader to hear of a client of a
-// follower, a tenth between probes; see sessionFence); 0.05 is left for the
+// follower, a tenth between probes; see docs/fence.md); 0.05 is left for the
 // timer, network jitter and a hand-over in progress.
 const maxSelfFenceFraction = 0.6
 
@@ -336,7 +336,7 @@ func (c *Config) Validate() error {
 		bad("Session.SelfFenceFraction", "must be > 0 and <= %v (a larger one could pause delivery only after the session can expire), got %v", maxSelfFenceFraction, f)
 	}
 
-	if !c.Assignment.Strategy.valid() {
+	if !c.Assignment.Strategy.Valid() {
 		bad("Assignment.Strategy", "must be %q or %q, got %q",
 			StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/topics"
@@ -23,9 +25,9 @@ import (
 type ConsumerGroup struct {
 	config *Config
 	name   string
-	chroot string       // the ZooKeeper chroot in use: Zookeeper.Chroot, or the connection string's
-	topics []string     // a static subscription; nil with a pattern
-	filter *topicFilter // a white_list subscription (JoinConsumerGroupPattern); nil if static
+	chroot string            // the ZooKeeper chroot in use: Zookeeper.Chroot, or the connection string's
+	topics []string          // a static subscription; nil with a pattern
+	filter *assign.WhiteList // a white_list subscription (JoinConsumerGroupPattern); nil if static
 	log    *slog.Logger
 
 	kazoo    *kazoo.Kazoo
@@ -52,7 +54,7 @@ type ConsumerGroup struct {
 	expireOnce   sync.Once
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	done         chan struct{} // closed when the manage loop has stopped every partition
-	gate         *deliveryGate // closed while this instance is fenced off
+	gate         *fence.Gate   // closed while this instance is fenced off
 
 	errorsMu       sync.RWMutex // report holds it to read, Close to close errors
 	singleShutdown sync.Once
@@ -97,7 +99,7 @@ func joinGroupWith(name string, topics []string, zookeeper []string, config *Con
 
 // startGroup is joinGroupWith after the arguments were validated: it consumes
 // topics, or the topics filter matches when filter is not nil.
-func startGroup(name string, topics []string, filter *topicFilter, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
+func startGroup(name string, topics []string, filter *assign.WhiteList, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
 	if config == nil {
 		config = NewConfig()
 	}
@@ -127,7 +129,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 		closeExpired: make(chan struct{}),
 		sweepWake:    make(chan struct{}, 1),
 		done:         make(chan struct{}),
-		gate:         newDeliveryGate(),
+		gate:         fence.NewGate(),
 		sink:         opts.sink,
 	}
 	if err := cg.connect(servers, &zkConf); err != nil {
@@ -143,7 +145,7 @@ func startGroup(name string, topics []string, filter *topicFilter, zookeeper []s
 	cg.offsetManager.Start()
 	fence := newSessionFence(cg)
 	if opts.runFence {
-		go fence.run()
+		go fence.Run()
 	}
 	go cg.manage(fence)
 	return cg, nil
@@ -333,7 +335,7 @@ func (cg *ConsumerGroup) Close() error {
 // commit or release that cannot get through is worth nothing, and the
 // session's end deletes our registration and claims.
 func (cg *ConsumerGroup) awaitStop(deadline time.Time) {
-	if cg.gate.paused() {
+	if cg.gate.Paused() {
 		cg.log.Warn("closing while fenced off from ZooKeeper: closing the session first")
 		cg.expireClose()
 		_ = cg.kazoo.Close()

@@ -95,7 +95,7 @@ func TestIntegrationFencedStopReleasesClaim(t *testing.T) {
 		t.Fatal("setup failed")
 	}
 
-	x.gate.set(true) // a ZooKeeper blip past the self-fence time; the session survives
+	x.gate.Set(true) // a ZooKeeper blip past the self-fence time; the session survives
 	y, err := JoinConsumerGroup(group, []string{topic}, []string{testenv.ZKAddr()}, fenceTestConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestIntegrationFencedStopReleasesClaim(t *testing.T) {
 	drain(y)
 	defer y.Close()
 	time.Sleep(1500 * time.Millisecond) // x sees the new member and stops the partition it loses
-	x.gate.set(false)                   // ZooKeeper answers again
+	x.gate.Set(false)                   // ZooKeeper answers again
 
 	budget := x.config.claimBudget() + 5*time.Second
 	ok := waitFor(budget, "y to own one partition", func() bool { return owner(0) == y.instance.ID || owner(1) == y.instance.ID })

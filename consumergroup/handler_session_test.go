@@ -11,6 +11,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -300,7 +301,7 @@ func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &contextHandler{got: make(chan int64, 1)}
 		s, _ := newTestSession(h)
-		s.cg.gate = newDeliveryGate()
+		s.cg.gate = fence.NewGate()
 		close(s.setupDone)
 		tp := topicPartition{"t", 0}
 		w := s.testWorker(tp)

@@ -75,7 +75,7 @@ func (cg *ConsumerGroup) offsetsDeps() offsets.Deps {
 		Registry:     offsetRegistry{cg},
 		Kafka:        cg.kafkaOffsets,
 		Session:      func() int64 { return cg.kazoo.SessionID() },
-		FencedOff:    func() bool { return cg.gate.paused() },
+		FencedOff:    func() bool { return cg.gate.Paused() },
 		OtherMembers: cg.otherMembers,
 		Closing:      cg.closeExpired,
 	}

@@ -3,16 +3,15 @@ package consumergroup
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/zkgroup/kafka/kazoo"
+	"github.com/zkgroup/kafka/internal/assign"
 )
 
 // ErrInvalidPattern: the topic pattern given to JoinConsumerGroupPattern is
 // empty or is not a regular expression Go can compile. Returned wrapped,
 // with the pattern and the reason.
-var ErrInvalidPattern = errors.New("consumergroup: invalid topic pattern")
+var ErrInvalidPattern = assign.ErrInvalidPattern
 
 // JoinConsumerGroupPattern is JoinConsumerGroup with a whitelist instead of
 // a topic list: the instance consumes every topic whose whole name matches
@@ -40,7 +39,7 @@ func JoinConsumerGroupPattern(name, pattern string, zookeeper []string, config *
 	if err := validateGroupName(name); err != nil {
 		errs = append(errs, err)
 	}
-	filter, err := newTopicFilter(pattern)
+	filter, err := assign.NewWhiteList(pattern)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -56,62 +55,4 @@ func JoinConsumerGroupPattern(name, pattern string, zookeeper []string, config *
 		return nil, errors.Join(errs...)
 	}
 	return startGroup(name, nil, filter, zookeeper, config, joinOptions{runFence: true})
-}
-
-// topicFilter is this instance's white_list subscription.
-type topicFilter struct {
-	expr string       // as registered: normalized as Kafka does
-	sub  subscription // read as every member reads the registration
-}
-
-// newTopicFilter normalizes and compiles pattern.
-func newTopicFilter(pattern string) (*topicFilter, error) {
-	expr := kafkaTopicRegex(pattern)
-	if expr == "" {
-		return nil, fmt.Errorf("%w: %q is empty", ErrInvalidPattern, pattern)
-	}
-	sub, err := parseSubscription(&kazoo.Registration{Pattern: kazoo.RegPatternWhiteList, Subscription: map[string]int{expr: 1}})
-	if err != nil {
-		return nil, fmt.Errorf("%w: %q: %w", ErrInvalidPattern, pattern, err)
-	}
-	return &topicFilter{expr: expr, sub: sub}, nil
-}
-
-// String returns the registered expression ("" for a nil filter).
-func (f *topicFilter) String() string {
-	if f == nil {
-		return ""
-	}
-	return f.expr
-}
-
-// register registers this instance with its subscription: the topic list,
-// or the whitelist.
-func (cg *ConsumerGroup) register() error {
-	if cg.filter != nil {
-		return cg.instance.RegisterWhiteList(cg.filter.expr)
-	}
-	return cg.instance.Register(cg.topics)
-}
-
-// subscribedTopics returns the topics this instance consumes: the topic
-// list, or the existing topics its whitelist covers, sorted. For a
-// whitelist it reads the topic list through a watch (armed once), so a
-// topic created later wakes the manage loop.
-func (cg *ConsumerGroup) subscribedTopics(ws *watchSet) ([]string, error) {
-	if cg.filter == nil {
-		return cg.topics, nil
-	}
-	all, err := watchedRead(ws, "topics", cg.kazoo.Topics, cg.kazoo.WatchTopics)
-	if err != nil {
-		return nil, fmt.Errorf("list topics: %w", err)
-	}
-	var topics []string
-	for _, t := range all {
-		if cg.filter.sub.includes(t.Name) {
-			topics = append(topics, t.Name)
-		}
-	}
-	slices.Sort(topics)
-	return topics, nil
 }

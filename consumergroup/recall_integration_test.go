@@ -7,6 +7,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/testenv"
@@ -41,7 +42,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	cg := &ConsumerGroup{
 		log:    slog.New(slog.DiscardHandler),
 		kazoo:  kz,
-		gate:   newDeliveryGate(),
+		gate:   fence.NewGate(),
 		errors: make(chan error, 8),
 	}
 	w := newBareWorker()
@@ -50,7 +51,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	w.out = make(chan *sarama.ConsumerMessage, capacity)
 	owned := newTestOffsetManager(cg).adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()}, 0, w)
 	w.owned = owned
-	t.Cleanup(cg.gate.listen(w.ev.raisePause)) // as consume does
+	t.Cleanup(cg.gate.Listen(w.ev.raisePause)) // as consume does
 	return &pumpFixture{w: w, owned: owned, out: w.out}
 }
 
@@ -164,7 +165,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	if !f.owned.Mark(m0, m0.Offset) {
 		t.Fatal("mark of 0 refused")
 	}
-	f.w.cg.gate.set(true)
+	f.w.cg.gate.Set(true)
 	r := await(t, res)
 	if r.ended || r.e != eventSeek || r.resume != 1 {
 		t.Fatalf("pump = %+v after the pause, want to resume at the marked offset 1", r)
@@ -182,7 +183,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	// Pumping again at 1 while fenced off hands nothing out until the gate
 	// opens, then delivers from 1.
 	res = f.runFrom(openedConsumer(newFakePartitionConsumer(1, 2)), 1)
-	time.AfterFunc(200*time.Millisecond, func() { f.w.cg.gate.set(false) })
+	time.AfterFunc(200*time.Millisecond, func() { f.w.cg.gate.Set(false) })
 	select {
 	case m := <-f.out:
 		if m.Offset != 1 {
@@ -202,9 +203,9 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 	f.waitBuffered(t, 2)
 	<-f.out
 	<-f.out
-	f.w.cg.gate.set(true)
+	f.w.cg.gate.Set(true)
 	time.Sleep(100 * time.Millisecond)
-	f.w.cg.gate.set(false)
+	f.w.cg.gate.Set(false)
 	f.w.stop(false)
 	if r := await(t, res); !r.ended || r.e != eventStop {
 		t.Fatalf("pump = %+v, want to end with the stop only", r)
@@ -226,7 +227,7 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	drained := make(chan workerEvent, 1)
 	go func() { drained <- f.w.drain() }()
 	time.Sleep(100 * time.Millisecond)
-	f.w.cg.gate.set(true)
+	f.w.cg.gate.Set(true)
 	select {
 	case e := <-drained:
 		if e != eventFinished {
@@ -278,7 +279,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 	res := f.run(0, 1, 2, 3)
 	f.waitBuffered(t, 4)
 	f.owned.TestCommitLocker().Lock() // a commit in flight, hanging
-	f.w.cg.gate.set(true)
+	f.w.cg.gate.Set(true)
 	deadline := time.Now().Add(2 * time.Second)
 	for len(f.out) != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)

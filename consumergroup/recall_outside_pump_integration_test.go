@@ -13,7 +13,7 @@ import "testing"
 // messages until the worker came back to pump.
 func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	f := newPumpFixture(t, 8)
-	t.Cleanup(f.w.cg.gate.listen(f.w.onPause(f.owned))) // as consume does
+	t.Cleanup(f.w.cg.gate.Listen(f.w.onPause(f.owned))) // as consume does
 	pc := newFakePartitionConsumer(0, 1, 2, 3, 4, 5)
 
 	f.w.handing.Lock() // as consume holds it around pump
@@ -30,7 +30,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 		t.Fatalf("pump = %+v, want to resume at 6 on another partition consumer", r)
 	}
 
-	f.w.cg.gate.set(true) // fenced off while the next partition consumer opens
+	f.w.cg.gate.Set(true) // fenced off while the next partition consumer opens
 	if n := len(f.out); n != 0 {
 		t.Errorf("the claim's buffer still holds %d messages while fenced off and away from pump", n)
 	}
@@ -46,5 +46,5 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	if f.owned.Mark(m1, m1.Offset) {
 		t.Error("a mark of a message delivered before the restart was accepted")
 	}
-	f.w.cg.gate.set(false)
+	f.w.cg.gate.Set(false)
 }

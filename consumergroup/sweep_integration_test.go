@@ -1,11 +1,14 @@
 package consumergroup
 
 import (
+	"context"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/coord"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -42,38 +45,25 @@ func TestIntegrationSweepDeletesLeftOwnerNode(t *testing.T) {
 	}
 	cg := &ConsumerGroup{
 		config: conf, log: slog.New(slog.DiscardHandler), kazoo: kz, group: kg, instance: inst,
-		claimer: claimer, errors: make(chan error, 16), gate: newDeliveryGate(),
+		claimer: claimer, errors: make(chan error, 16), gate: fence.NewGate(),
 		stopper: make(chan struct{}), closeExpired: make(chan struct{}), sweepWake: make(chan struct{}, 1),
 	}
-	workers := map[topicPartition]*partitionWorker{}
-	stopping := map[topicPartition]*partitionWorker{}
-	leftover := map[topicPartition]bool{{topic, 0}: true, {topic, 1}: true}
-	// Partition 0 went to another member; partition 1 is ours again.
-	v := view{
-		members:    []member{{"!other", static(topic)}, {inst.ID, static(topic)}}, // "!other" sorts first: it gets 0
-		partitions: map[string][]PartitionInfo{topic: {{ID: 0}, {ID: 1}}},
+	// What the coordination loop does for a node left behind (its
+	// bookkeeping is tested in package coord): partition 0 went to another
+	// member, so it is only swept; partition 1 is ours again, so a worker
+	// started for it waits for the sweep.
+	workers := groupWorkers{cg}
+	sweeps := []coord.Worker{workers.SweepOwnerNode(coord.TopicPartition{Topic: topic, Partition: 0})}
+	sweeps = append(sweeps, workers.SweepOwnerNode(coord.TopicPartition{Topic: topic, Partition: 1}))
+	w := workers.Start(coord.TopicPartition{Topic: topic, Partition: 1}, sweeps[1], make(chan coord.Worker, 1)).(*partitionWorker)
+	defer func() { w.stop(true); <-w.done }()
+	if w.prev != sweeps[1] {
+		t.Fatal("the worker started for partition 1 does not wait for its sweep")
 	}
-	if assigned, _ := assignTopics(conf.Assignment.Strategy, v.members, v.partitions); len(assigned[inst.ID][topic]) != 1 || assigned[inst.ID][topic][0].ID != 1 {
-		t.Fatalf("assignment %v: the test wants partition 1 for %s", assigned, inst.ID)
-	}
-	cg.reconcile(v, workers, stopping, map[topicPartition]time.Time{}, leftover, make(chan *partitionWorker, 2))
 	for p := int32(0); p < 2; p++ {
-		tp := topicPartition{topic, p}
-		sweeper := stopping[tp]
-		if p == 1 {
-			// Assigned here: the worker started for it waits for the sweep.
-			w := workers[tp]
-			if w == nil {
-				t.Fatal("no worker for the partition assigned here")
-			}
-			defer func() { w.stop(true); <-w.done }()
-			sweeper = w.prev
-		}
-		if sweeper == nil {
-			t.Fatalf("no sweep started for partition %d, or its worker does not wait for it", p)
-		}
+		sweeper := sweeps[p]
 		select {
-		case <-sweeper.done:
+		case <-sweeper.Done():
 		case <-time.After(10 * time.Second):
 			t.Fatal("the sweep did not end")
 		}
@@ -81,7 +71,19 @@ func TestIntegrationSweepDeletesLeftOwnerNode(t *testing.T) {
 			t.Errorf("partition %d's owner node after the sweep: %v (%v), want none", p, o, err)
 		}
 	}
-	if len(leftover) != 0 {
-		t.Errorf("leftover %v after the sweeps started, want none", leftover)
-	}
 }
+
+// blockingRegistry never grants a claim: TryClaim waits until the worker is
+// stopped.
+type blockingRegistry struct{}
+
+func (blockingRegistry) TryClaim(ctx context.Context, _ string, _ int32) (*kazoo.PartitionClaim, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (blockingRegistry) WatchOwner(ctx context.Context, _ string, _ int32) (string, <-chan kazoo.Event, error) {
+	return "", nil, nil
+}
+
+func (blockingRegistry) Release(context.Context, *kazoo.PartitionClaim) error { return nil }

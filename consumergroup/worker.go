@@ -11,6 +11,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -34,7 +35,7 @@ type partitionWorker struct {
 	ctx    context.Context // ended by stop, abandon, loss and expiry
 	cancel context.CancelFunc
 	ev     *workerEvents
-	exited chan<- *partitionWorker // told when the worker ends on its own
+	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
 	stopOnce sync.Once
@@ -75,7 +76,7 @@ type partitionWorker struct {
 	takenBack int64
 }
 
-func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- *partitionWorker) *partitionWorker {
+func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- coord.Worker) *partitionWorker {
 	w := newWorker(cg, tp)
 	w.prev, w.exited = prev, exited
 	go w.run()
@@ -264,9 +265,9 @@ func (w *partitionWorker) drain() workerEvent {
 	}
 	if w.out != nil && cap(w.out) > 0 {
 		// A claim's buffer may still hold messages: a pause takes them back.
-		stopListening := w.cg.gate.listen(w.ev.raisePause)
+		stopListening := w.cg.gate.Listen(w.ev.raisePause)
 		defer stopListening()
-		if w.cg.gate.paused() { // paused before we listened
+		if w.cg.gate.Paused() { // paused before we listened
 			w.ev.raisePause()
 		}
 	}

@@ -78,7 +78,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 	// takes back what a claim's buffer holds when it takes the event. Away
 	// from pump (opening a partition consumer, a cool-down, a start
 	// commit), the pause itself takes it back (see takeBackOutsidePump).
-	stopListening := w.cg.gate.listen(w.onPause(owned))
+	stopListening := w.cg.gate.Listen(w.onPause(owned))
 	defer stopListening()
 	fetcher := w.cg.fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
 	start := next
@@ -119,7 +119,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 		}
 		resume, end, ended := w.pump(owned, src, start)
 		w.handing.Unlock()
-		if !ended && w.cg.gate.paused() {
+		if !ended && w.cg.gate.Paused() {
 			// A pause that came as pump returned found it busy, and pump
 			// did not take it: take back here. (Ended, the drain or the
 			// release takes back what is left.)
@@ -180,7 +180,7 @@ func (w *partitionWorker) takeWhileConsuming(owned *offsets.Partition, start int
 		owned.Restart(to)
 		return e, to, false, true
 	case e == eventStop:
-		if w.cg.gate.paused() {
+		if w.cg.gate.Paused() {
 			// Waiting for marks and a final commit would only hold up a
 			// rebalance or Close (what was marked is delivered again). The
 			// release is still tried: if the session survives, the owner
@@ -301,7 +301,7 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		delivered, stale := w.cg.gate.sendIf(wake, out, m, valid)
+		delivered, stale := w.cg.gate.SendIf(wake, out, m, valid)
 		switch {
 		case delivered:
 			owned.Delivered(m.Offset)

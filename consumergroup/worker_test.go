@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"testing"
 	"testing/synctest"
+
+	"github.com/zkgroup/kafka/internal/coord"
 )
 
 // A worker started with a predecessor (prev) that is still draining, and
@@ -14,7 +16,7 @@ func TestSuccessorDoneImpliesPredecessorDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
 		prev := &partitionWorker{done: make(chan struct{})} // stopped, still draining/committing/releasing
-		exited := make(chan *partitionWorker)
+		exited := make(chan coord.Worker)
 		w := cg.startWorker(topicPartition{"t", 0}, prev, exited)
 		synctest.Wait()
 		w.stop(false) // rebalanced away again, or Close's stopAll

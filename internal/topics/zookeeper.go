@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zkgroup/kafka/internal/zkwatch"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -41,8 +42,8 @@ type ZooKeeperSource struct {
 	wake    chan struct{}
 
 	mu  sync.Mutex
-	gen uint64    // the session generation ws's watches belong to
-	ws  *watchSet // nil until the first read
+	gen uint64       // the session generation ws's watches belong to
+	ws  *zkwatch.Set // nil until the first read
 }
 
 // NewZooKeeper returns a source reading zk; leaders says whether it reads
@@ -62,14 +63,14 @@ func (z *ZooKeeperSource) Close() {}
 // Partitions implements Source, arming the watches not armed yet.
 func (z *ZooKeeperSource) Partitions(topic string) ([]Partition, error) {
 	ws := z.watches()
-	ids, err := watchedRead(ws, "topic/"+topic,
+	ids, err := zkwatch.Read(ws, "topic/"+topic,
 		func() ([]int32, error) { return z.zk.Partitions(topic) },
 		func() ([]int32, <-chan kazoo.Event, error) { return z.zk.WatchPartitions(topic) })
 	if errors.Is(err, kazoo.ErrNoNode) {
 		// Watch the topic list, so the topic is picked up when it appears.
-		if !ws.isArmed("topics") {
+		if !ws.Armed("topics") {
 			if ch, werr := z.zk.WatchTopics(); werr == nil {
-				ws.arm("topics", ch)
+				ws.Arm("topics", ch)
 			}
 		}
 		return nil, &MissingTopicError{err}
@@ -98,7 +99,7 @@ func (z *ZooKeeperSource) Partitions(topic string) ([]Partition, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			leader, err := knownRead(ws, fmt.Sprintf("state/%s/%d", topic, id),
+			leader, err := zkwatch.KnownRead(ws, fmt.Sprintf("state/%s/%d", topic, id),
 				func() (int32, error) { return z.zk.Leader(topic, id) },
 				func() (int32, <-chan kazoo.Event, error) { return z.zk.WatchLeader(topic, id) })
 			if err == nil {
@@ -123,12 +124,12 @@ const maxConcurrentLeaderReads = 64
 
 // watches returns the watch set of the current session, starting a new one
 // when the session was replaced: the old one's watches died with it.
-func (z *ZooKeeperSource) watches() *watchSet {
+func (z *ZooKeeperSource) watches() *zkwatch.Set {
 	gen := z.zk.Generation()
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.ws == nil || z.gen != gen {
-		z.ws = newWatchSet(z.poke)
+		z.ws = zkwatch.New(z.poke)
 		z.gen = gen
 	}
 	return z.ws

@@ -1,4 +1,4 @@
-package consumergroup
+package zkwatch
 
 import (
 	"testing"
@@ -8,8 +8,24 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// woken reports whether the watch set holds a wake-up token, taking it.
-func woken(ws *watchSet) bool {
+// testSet is a Set whose fired leaves a token in wake, as a loop's does.
+type testSet struct {
+	*Set
+	wake chan struct{}
+}
+
+func newTestSet() testSet {
+	wake := make(chan struct{}, 1)
+	return testSet{New(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}), wake}
+}
+
+// woken reports whether the set holds a wake-up token, taking it.
+func woken(ws testSet) bool {
 	select {
 	case <-ws.wake:
 		return true
@@ -18,19 +34,19 @@ func woken(ws *watchSet) bool {
 	}
 }
 
-func TestWatchSetArmFireWakes(t *testing.T) {
+func TestSetArmFireWakes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
-		if ws.isArmed("ids") {
+		ws := newTestSet()
+		if ws.Armed("ids") {
 			t.Fatal("a new watch set has ids armed")
 		}
 		ch := make(chan kazoo.Event, 1)
-		ws.arm("ids", ch)
+		ws.Arm("ids", ch)
 		synctest.Wait()
-		if !ws.isArmed("ids") {
+		if !ws.Armed("ids") {
 			t.Fatal("ids is not armed after arm")
 		}
-		if ws.isArmed("topics") {
+		if ws.Armed("topics") {
 			t.Fatal("arming ids armed topics")
 		}
 		time.Sleep(time.Hour) // nothing fires on its own
@@ -41,7 +57,7 @@ func TestWatchSetArmFireWakes(t *testing.T) {
 
 		ch <- kazoo.Event{Type: kazoo.EventNodeChildrenChanged}
 		synctest.Wait()
-		if ws.isArmed("ids") {
+		if ws.Armed("ids") {
 			t.Error("ids is still armed after its watch fired")
 		}
 		if !woken(ws) {
@@ -55,14 +71,14 @@ func TestWatchSetArmFireWakes(t *testing.T) {
 
 // A watch channel closed without an event (the connection closed) disarms
 // and wakes too, so the loop reads and re-arms.
-func TestWatchSetClosedChannelDisarms(t *testing.T) {
+func TestSetClosedChannelDisarms(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
+		ws := newTestSet()
 		ch := make(chan kazoo.Event)
-		ws.arm("topic/a", ch)
+		ws.Arm("topic/a", ch)
 		close(ch)
 		synctest.Wait()
-		if ws.isArmed("topic/a") {
+		if ws.Armed("topic/a") {
 			t.Error("still armed after the watch channel closed")
 		}
 		if !woken(ws) {
@@ -73,20 +89,20 @@ func TestWatchSetClosedChannelDisarms(t *testing.T) {
 
 // Several watches firing before the loop looks collapse into one wake-up;
 // each key is disarmed independently.
-func TestWatchSetWakeupsCoalesce(t *testing.T) {
+func TestSetWakeupsCoalesce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ws := newWatchSet()
+		ws := newTestSet()
 		keys := []string{"ids", "topic/a", "topic/b", "topics"}
 		chans := make(map[string]chan kazoo.Event)
 		for _, k := range keys {
 			chans[k] = make(chan kazoo.Event, 1)
-			ws.arm(k, chans[k])
+			ws.Arm(k, chans[k])
 		}
 		chans["ids"] <- kazoo.Event{}
 		chans["topic/b"] <- kazoo.Event{}
 		synctest.Wait()
 		for k, want := range map[string]bool{"ids": false, "topic/a": true, "topic/b": false, "topics": true} {
-			if got := ws.isArmed(k); got != want {
+			if got := ws.Armed(k); got != want {
 				t.Errorf("isArmed(%q) = %v, want %v", k, got, want)
 			}
 		}
@@ -99,14 +115,14 @@ func TestWatchSetWakeupsCoalesce(t *testing.T) {
 
 		// Re-arming a fired key works as the first time.
 		again := make(chan kazoo.Event, 1)
-		ws.arm("ids", again)
+		ws.Arm("ids", again)
 		synctest.Wait()
-		if !ws.isArmed("ids") {
+		if !ws.Armed("ids") {
 			t.Fatal("ids not armed after re-arming")
 		}
 		again <- kazoo.Event{}
 		synctest.Wait()
-		if ws.isArmed("ids") || !woken(ws) {
+		if ws.Armed("ids") || !woken(ws) {
 			t.Fatal("re-armed ids did not fire")
 		}
 
@@ -118,23 +134,4 @@ func TestWatchSetWakeupsCoalesce(t *testing.T) {
 			t.Fatal("no wake-up for the last watches")
 		}
 	})
-}
-
-func TestWatchSetPokeNeverBlocks(t *testing.T) {
-	ws := newWatchSet()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 100; i++ {
-			ws.poke()
-		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("poke blocked with nobody reading")
-	}
-	if !woken(ws) || woken(ws) {
-		t.Fatal("100 pokes should leave exactly one wake-up")
-	}
 }

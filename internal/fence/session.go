@@ -1,4 +1,4 @@
-package consumergroup
+package fence
 
 import (
 	"log/slog"
@@ -7,36 +7,64 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// sessionFence pauses delivery before this instance's ZooKeeper session can
+// Fence pauses delivery before this instance's ZooKeeper session can
 // expire, that is before another instance can claim its partitions, and
 // tells the manage loop when an expired session was replaced. It trusts
 // only probes the ZooKeeper leader answers, and pauses on a timer at
 // lastOK + budget (a fraction of the granted timeout). See docs/fence.md.
-type sessionFence struct {
-	fraction float64                                 // Session.SelfFenceFraction
-	confirm  func() error                            // kazoo.ConfirmSession
-	timeout  func() time.Duration                    // kazoo.SessionTimeout
-	session  func() (kazoo.Session, <-chan struct{}) // kazoo.Session
-	gate     *deliveryGate
-	stop     <-chan struct{} // closed by Close
+type Fence struct {
+	fraction float64
+	confirm  func() error
+	timeout  func() time.Duration
+	session  func() (kazoo.Session, <-chan struct{})
+	gate     *Gate
+	stop     <-chan struct{}
 	log      *slog.Logger
-	expired  chan struct{} // one token per session replacement, read by manage
-	onPause  func()        // called at each pause (a metric)
+	expired  chan struct{} // one token per session replacement
+	onPause  func()
 }
 
-func newSessionFence(cg *ConsumerGroup) *sessionFence {
-	return &sessionFence{
-		fraction: cg.config.Session.SelfFenceFraction,
-		confirm:  cg.kazoo.ConfirmSession,
-		timeout:  cg.kazoo.SessionTimeout,
-		session:  cg.kazoo.Session,
-		gate:     cg.gate,
-		stop:     cg.stopper,
-		log:      cg.log,
+// Session is the ZooKeeper session the fence watches; *kazoo.Kazoo is one.
+type Session interface {
+	// ConfirmSession asks a question only the ZooKeeper leader answers.
+	ConfirmSession() error
+	// SessionTimeout is the session timeout the server granted.
+	SessionTimeout() time.Duration
+	// Session returns the session's state and a channel closed when it
+	// changes.
+	Session() (kazoo.Session, <-chan struct{})
+}
+
+// Deps is what a Fence works with.
+type Deps struct {
+	Session Session
+	Gate    *Gate           // paused and opened by the fence alone
+	Stop    <-chan struct{} // closed when the group closes: Run returns
+	Log     *slog.Logger
+	OnPause func() // called at each pause (a metric); may be nil
+}
+
+// New returns a fence over deps.Session that pauses deps.Gate once
+// fraction (the group's Session.SelfFenceFraction) of the granted session
+// timeout has passed without the leader vouching for the session. It does
+// nothing until Run.
+func New(fraction float64, deps Deps) *Fence {
+	return &Fence{
+		fraction: fraction,
+		confirm:  deps.Session.ConfirmSession,
+		timeout:  deps.Session.SessionTimeout,
+		session:  deps.Session.Session,
+		gate:     deps.Gate,
+		stop:     deps.Stop,
+		log:      deps.Log,
 		expired:  make(chan struct{}, 1),
-		onPause:  func() { cg.met().fencePauses.Inc(1) },
+		onPause:  deps.OnPause,
 	}
 }
+
+// Expired receives a token each time the session expired and was
+// replaced: every claim of the old session is gone. Tokens coalesce.
+func (f *Fence) Expired() <-chan struct{} { return f.expired }
 
 // fenceLimits are the fence's durations for one granted session timeout.
 type fenceLimits struct {
@@ -45,7 +73,7 @@ type fenceLimits struct {
 	lag      time.Duration // how long the leader may take to hear of a request: T/4
 }
 
-func (f *sessionFence) limits() fenceLimits {
+func (f *Fence) limits() fenceLimits {
 	t := f.timeout()
 	budget := time.Duration(float64(t) * f.fraction)
 	return fenceLimits{
@@ -101,9 +129,9 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// run probes and keeps the gate until stop is closed. It alone owns the
-// fence's state.
-func (f *sessionFence) run() {
+// Run probes and keeps the gate until Deps.Stop is closed. It alone owns
+// the fence's state.
+func (f *Fence) Run() {
 	sess, changed := f.session()
 	generation := sess.Generation
 	lim := f.limits()
@@ -139,7 +167,7 @@ func (f *sessionFence) run() {
 		if !fenced {
 			deadline.Reset(left)
 		}
-		if f.gate.set(fenced) {
+		if f.gate.Set(fenced) {
 			if fenced {
 				if f.onPause != nil {
 					f.onPause()

@@ -1,4 +1,4 @@
-package consumergroup
+package fence
 
 import (
 	"sync"
@@ -7,11 +7,11 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// deliveryGate lets partition consumers hand messages to the application
-// only while the instance is not fenced off from ZooKeeper. The state sits
-// behind an atomic pointer (no lock per message); only the session fence
-// calls set. See docs/fence.md.
-type deliveryGate struct {
+// Gate lets partition workers hand messages to the application only while
+// the instance is not fenced off from ZooKeeper. The state sits behind an
+// atomic pointer (no lock per message); only the session fence calls Set.
+// See docs/fence.md.
+type Gate struct {
 	mu        sync.Mutex // serialises set and the listeners
 	cur       atomic.Pointer[gateState]
 	listeners map[*gateListener]struct{}
@@ -25,22 +25,23 @@ type gateState struct {
 	resumeC chan struct{} // closed while open
 }
 
-func newDeliveryGate() *deliveryGate {
-	g := &deliveryGate{}
+// NewGate returns an open gate.
+func NewGate() *Gate {
+	g := &Gate{}
 	open := make(chan struct{})
 	close(open)
 	g.cur.Store(&gateState{resumeC: open})
 	return g
 }
 
-// paused reports whether the gate is paused.
-func (g *deliveryGate) paused() bool { return g.cur.Load().paused }
+// Paused reports whether the gate is paused.
+func (g *Gate) Paused() bool { return g.cur.Load().paused }
 
-// listen calls paused (which must not block) each time the gate pauses,
+// Listen calls paused (which must not block) each time the gate pauses,
 // until the returned stop is called. A partition worker listens while it
 // hands messages out: a pause cuts a hand-over short through the worker's
 // own events, so waiting senders never share a channel of the gate.
-func (g *deliveryGate) listen(paused func()) (stop func()) {
+func (g *Gate) Listen(paused func()) (stop func()) {
 	l := &gateListener{paused: paused}
 	g.mu.Lock()
 	if g.listeners == nil {
@@ -55,7 +56,9 @@ func (g *deliveryGate) listen(paused func()) (stop func()) {
 	}
 }
 
-func (g *deliveryGate) set(paused bool) (changed bool) {
+// Set pauses or opens the gate and reports whether that changed it. Each
+// pause calls the listeners.
+func (g *Gate) Set(paused bool) (changed bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	old := g.cur.Load()
@@ -74,14 +77,14 @@ func (g *deliveryGate) set(paused bool) (changed bool) {
 	return true
 }
 
-// sendIf hands m to the application unless interrupt is closed first,
+// SendIf hands m to the application unless interrupt is closed first,
 // waiting while the gate is paused; m goes out only while valid() holds
 // (nil: always), checked before the first attempt and after every pause,
 // since the claim may have died with a replaced session. A pause does not
-// end a send waiting for a reader: the caller listens (see listen), closes
+// end a send waiting for a reader: the caller listens (see Listen), closes
 // interrupt, and calls again. It reports whether m was delivered and, if
 // not, whether valid failed (invalid). See docs/fence.md, "The gate".
-func (g *deliveryGate) sendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
+func (g *Gate) SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
 	for {
 		if valid != nil && !valid() {
 			return false, true

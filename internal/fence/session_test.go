@@ -1,4 +1,4 @@
-package consumergroup
+package fence
 
 import (
 	"errors"
@@ -85,20 +85,11 @@ func (z *fakeZK) setSession(status kazoo.SessionStatus, generation uint64, grant
 
 // startFence runs a fence over z with the given fraction; stop ends it (and
 // releases any hanging probe first).
-func startFence(z *fakeZK, fraction float64) (f *sessionFence, stop func()) {
+func startFence(z *fakeZK, fraction float64) (f *Fence, stop func()) {
 	stopC := make(chan struct{})
-	f = &sessionFence{
-		fraction: fraction,
-		confirm:  z.ConfirmSession,
-		timeout:  z.SessionTimeout,
-		session:  z.Session,
-		gate:     newDeliveryGate(),
-		stop:     stopC,
-		log:      slog.New(slog.DiscardHandler),
-		expired:  make(chan struct{}, 1),
-	}
+	f = New(fraction, Deps{Session: z, Gate: NewGate(), Stop: stopC, Log: slog.New(slog.DiscardHandler)})
 	done := make(chan struct{})
-	go func() { f.run(); close(done) }()
+	go func() { f.Run(); close(done) }()
 	return f, func() {
 		z.mu.Lock()
 		if z.hang != nil {
@@ -111,8 +102,8 @@ func startFence(z *fakeZK, fraction float64) (f *sessionFence, stop func()) {
 	}
 }
 
-func (f *sessionFence) paused() bool {
-	return f.gate.paused()
+func (f *Fence) paused() bool {
+	return f.gate.Paused()
 }
 
 // at sleeps until start+d and lets every goroutine of the bubble settle.
@@ -258,12 +249,11 @@ func TestSessionFenceReconnectResumes(t *testing.T) {
 // configured one, and read again at each (re)connection.
 func TestSessionFenceUsesGrantedTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := NewConfig()
-		cfg.Zookeeper.Timeout = 6 * time.Second // asked; budget would be 3 s
+		// The group asked for 6 s (Zookeeper.Timeout): the budget would be 3 s.
 		start := time.Now()
 		z := newFakeZK(4 * time.Second) // granted: budget 2 s
 		release := z.hangProbes()
-		f, stop := startFence(z, cfg.Session.SelfFenceFraction)
+		f, stop := startFence(z, 0.5)
 		defer stop()
 
 		at(start, 2*time.Second-time.Nanosecond)

@@ -1,4 +1,4 @@
-package consumergroup
+package assign
 
 import (
 	"errors"
@@ -10,27 +10,18 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// static is a static subscription to topics.
-func static(topics ...string) subscription {
-	m := make(map[string]bool, len(topics))
-	for _, t := range topics {
-		m[t] = true
-	}
-	return subscription{topics: m}
-}
-
 // wildcard is a white_list or black_list subscription to expr.
-func wildcard(t *testing.T, pattern kazoo.RegPattern, expr string) subscription {
+func wildcard(t *testing.T, pattern kazoo.RegPattern, expr string) Subscription {
 	t.Helper()
-	s, err := parseSubscription(&kazoo.Registration{Pattern: pattern, Subscription: map[string]int{expr: 1}})
+	s, err := ParseSubscription(&kazoo.Registration{Pattern: pattern, Subscription: map[string]int{expr: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// topicIDMap turns assignTopics' result into instance -> topic -> IDs.
-func topicIDMap(a map[string]map[string][]PartitionInfo) map[string]map[string][]int32 {
+// topicIDMap turns Topics' result into instance -> topic -> IDs.
+func topicIDMap(a map[string]map[string][]Partition) map[string]map[string][]int32 {
 	out := make(map[string]map[string][]int32, len(a))
 	for id, byTopic := range a {
 		out[id] = make(map[string][]int32, len(byTopic))
@@ -72,20 +63,20 @@ func TestParseSubscription(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sub, err := parseSubscription(tc.reg)
+			sub, err := ParseSubscription(tc.reg)
 			if tc.bad != (err != nil) {
 				t.Fatalf("err = %v, want error: %v", err, tc.bad)
 			}
-			if err != nil && !errors.Is(err, errBadSubscription) {
-				t.Fatalf("err = %v, does not wrap errBadSubscription", err)
+			if err != nil && !errors.Is(err, ErrBadSubscription) {
+				t.Fatalf("err = %v, does not wrap ErrBadSubscription", err)
 			}
 			for _, topic := range tc.in {
-				if !sub.includes(topic) {
+				if !sub.Includes(topic) {
 					t.Errorf("does not include %q", topic)
 				}
 			}
 			for _, topic := range tc.out {
-				if sub.includes(topic) {
+				if sub.Includes(topic) {
 					t.Errorf("includes %q", topic)
 				}
 			}
@@ -94,13 +85,13 @@ func TestParseSubscription(t *testing.T) {
 }
 
 func TestTopicMembers(t *testing.T) {
-	members := []member{
-		{"c", static("t1", "t2")},
-		{"a", static("t1")},
-		{"b", static("t1", "t2", "t3")},
-		{"d", subscription{}},
+	members := []Member{
+		{"c", Static("t1", "t2")},
+		{"a", Static("t1")},
+		{"b", Static("t1", "t2", "t3")},
+		{"d", Subscription{}},
 	}
-	got := topicMembers(members, []string{"t1", "t2", "t3", "t4"})
+	got := TopicMembers(members, []string{"t1", "t2", "t3", "t4"})
 	want := map[string][]string{"t1": {"a", "b", "c"}, "t2": {"b", "c"}, "t3": {"b"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -114,28 +105,28 @@ func TestTopicMembers(t *testing.T) {
 func TestAssignTopicsIdenticalSubscriptions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	topics := []string{"t1", "t2", "t3"}
-	for _, strategy := range []AssignmentStrategy{StrategyRangeByLeader, StrategyRangeByID} {
+	for _, strategy := range []Strategy{RangeByLeader, RangeByID} {
 		for round := range 200 {
 			n := 1 + rng.IntN(6)
-			var members []member
+			var members []Member
 			var instances []string
 			for i := range n {
 				id := string(rune('a'+rng.IntN(26))) + string(rune('0'+i))
-				members = append(members, member{id, static(topics...)})
+				members = append(members, Member{id, Static(topics...)})
 				instances = append(instances, id)
 			}
-			partitions := make(map[string][]PartitionInfo)
+			partitions := make(map[string][]Partition)
 			for _, topic := range topics {
 				np := rng.IntN(12)
 				for id := range np {
 					partitions[topic] = append(partitions[topic], p(int32(id), int32(rng.IntN(3))-1))
 				}
 			}
-			got, err := assignTopics(strategy, members, partitions)
+			got, err := Topics(strategy, members, partitions)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := make(map[string]map[string][]PartitionInfo)
+			want := make(map[string]map[string][]Partition)
 			for _, topic := range topics {
 				a, err := Assign(strategy, instances, partitions[topic])
 				if err != nil {
@@ -143,7 +134,7 @@ func TestAssignTopicsIdenticalSubscriptions(t *testing.T) {
 				}
 				for id, ps := range a {
 					if want[id] == nil {
-						want[id] = make(map[string][]PartitionInfo)
+						want[id] = make(map[string][]Partition)
 					}
 					want[id][topic] = ps
 				}
@@ -156,18 +147,18 @@ func TestAssignTopicsIdenticalSubscriptions(t *testing.T) {
 }
 
 func TestAssignTopics(t *testing.T) {
-	four := []PartitionInfo{p(0, 1), p(1, 1), p(2, 1), p(3, 1)}
+	four := []Partition{p(0, 1), p(1, 1), p(2, 1), p(3, 1)}
 	tests := []struct {
 		name       string
-		members    []member
-		partitions map[string][]PartitionInfo
+		members    []Member
+		partitions map[string][]Partition
 		want       map[string]map[string][]int32
 	}{
 		{
 			// Dividing t2 between a and b would leave a's half unread.
 			name:       "a={t1}, b={t1,t2}",
-			members:    []member{{"a", static("t1")}, {"b", static("t1", "t2")}},
-			partitions: map[string][]PartitionInfo{"t1": four, "t2": four},
+			members:    []Member{{"a", Static("t1")}, {"b", Static("t1", "t2")}},
+			partitions: map[string][]Partition{"t1": four, "t2": four},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1}},
 				"b": {"t1": {2, 3}, "t2": {0, 1, 2, 3}},
@@ -175,8 +166,8 @@ func TestAssignTopics(t *testing.T) {
 		},
 		{
 			name:       "disjoint subscriptions",
-			members:    []member{{"a", static("t1")}, {"b", static("t2")}},
-			partitions: map[string][]PartitionInfo{"t1": four, "t2": four},
+			members:    []Member{{"a", Static("t1")}, {"b", Static("t2")}},
+			partitions: map[string][]Partition{"t1": four, "t2": four},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1, 2, 3}},
 				"b": {"t2": {0, 1, 2, 3}},
@@ -186,8 +177,8 @@ func TestAssignTopics(t *testing.T) {
 			// t3 exists with no partitions, t4 does not exist (absent from
 			// the view): neither gives anything, nor changes t1's split.
 			name:       "subscribed to topics with no partitions",
-			members:    []member{{"a", static("t1", "t3", "t4")}, {"b", static("t1")}},
-			partitions: map[string][]PartitionInfo{"t1": four, "t3": {}},
+			members:    []Member{{"a", Static("t1", "t3", "t4")}, {"b", Static("t1")}},
+			partitions: map[string][]Partition{"t1": four, "t3": {}},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1}},
 				"b": {"t1": {2, 3}},
@@ -197,8 +188,8 @@ func TestAssignTopics(t *testing.T) {
 			// An instance subscribing to nothing (for example a malformed
 			// registration) takes no share: the others cover everything.
 			name:       "an instance subscribed to nothing",
-			members:    []member{{"a", subscription{}}, {"b", static("t1")}, {"c", static("t1")}},
-			partitions: map[string][]PartitionInfo{"t1": four},
+			members:    []Member{{"a", Subscription{}}, {"b", Static("t1")}, {"c", Static("t1")}},
+			partitions: map[string][]Partition{"t1": four},
 			want: map[string]map[string][]int32{
 				"b": {"t1": {0, 1}},
 				"c": {"t1": {2, 3}},
@@ -206,17 +197,17 @@ func TestAssignTopics(t *testing.T) {
 		},
 		{
 			name:       "nobody subscribes",
-			members:    []member{{"a", static("t9")}},
-			partitions: map[string][]PartitionInfo{"t1": four},
+			members:    []Member{{"a", Static("t9")}},
+			partitions: map[string][]Partition{"t1": four},
 			want:       map[string]map[string][]int32{},
 		},
 		{
 			name: "a white_list instance",
-			members: []member{
+			members: []Member{
 				{"a", wildcard(t, kazoo.RegPatternWhiteList, "orders-.*")},
-				{"b", static("orders-eu", "t1")},
+				{"b", Static("orders-eu", "t1")},
 			},
-			partitions: map[string][]PartitionInfo{"orders-eu": four, "t1": four},
+			partitions: map[string][]Partition{"orders-eu": four, "t1": four},
 			want: map[string]map[string][]int32{
 				"a": {"orders-eu": {0, 1}},
 				"b": {"orders-eu": {2, 3}, "t1": {0, 1, 2, 3}},
@@ -225,7 +216,7 @@ func TestAssignTopics(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := assignTopics(StrategyRangeByLeader, tc.members, tc.partitions)
+			got, err := Topics(RangeByLeader, tc.members, tc.partitions)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,23 +230,23 @@ func TestAssignTopics(t *testing.T) {
 
 // checkCover checks that every partition of a topic somebody subscribes to
 // is assigned exactly once, and only to a subscriber.
-func checkCover(t *testing.T, members []member, partitions map[string][]PartitionInfo, got map[string]map[string][]PartitionInfo) {
+func checkCover(t *testing.T, members []Member, partitions map[string][]Partition, got map[string]map[string][]Partition) {
 	t.Helper()
-	subs := make(map[string]subscription, len(members))
+	subs := make(map[string]Subscription, len(members))
 	for _, m := range members {
-		subs[m.id] = m.sub
+		subs[m.ID] = m.Sub
 	}
 	for topic, parts := range partitions {
 		times := make(map[int32]int)
 		for id, byTopic := range got {
 			for _, x := range byTopic[topic] {
-				if !subs[id].includes(topic) {
+				if !subs[id].Includes(topic) {
 					t.Errorf("%s/%d assigned to %s, which does not subscribe to %s", topic, x.ID, id, topic)
 				}
 				times[x.ID]++
 			}
 		}
-		subscribed := slices.ContainsFunc(members, func(m member) bool { return m.sub.includes(topic) })
+		subscribed := slices.ContainsFunc(members, func(m Member) bool { return m.Sub.Includes(topic) })
 		for _, x := range parts {
 			if want := map[bool]int{true: 1, false: 0}[subscribed]; times[x.ID] != want {
 				t.Errorf("%s/%d assigned %d times, want %d", topic, x.ID, times[x.ID], want)
@@ -268,19 +259,19 @@ func checkCover(t *testing.T, members []member, partitions map[string][]Partitio
 // own order; all must compute the same assignment.
 func TestAssignTopicsOrderIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
-	members := []member{
-		{"a", static("t1")},
-		{"b", static("t1", "t2")},
-		{"c", static("t2", "t3")},
-		{"d", subscription{}},
-		{"e", static("t1", "t2", "t3")},
+	members := []Member{
+		{"a", Static("t1")},
+		{"b", Static("t1", "t2")},
+		{"c", Static("t2", "t3")},
+		{"d", Subscription{}},
+		{"e", Static("t1", "t2", "t3")},
 	}
-	partitions := map[string][]PartitionInfo{
+	partitions := map[string][]Partition{
 		"t1": {p(0, 2), p(1, 1), p(2, 2), p(3, 1), p(4, 1)},
 		"t2": {p(0, 1), p(1, 1), p(2, 1)},
 		"t3": {p(0, 1), p(1, 2), p(2, 3), p(3, 1), p(4, 2), p(5, 3), p(6, 1)},
 	}
-	want, err := assignTopics(StrategyRangeByLeader, members, partitions)
+	want, err := Topics(RangeByLeader, members, partitions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,13 +279,13 @@ func TestAssignTopicsOrderIndependent(t *testing.T) {
 	for range 100 {
 		shuffled := slices.Clone(members)
 		rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		shuffledParts := make(map[string][]PartitionInfo, len(partitions))
+		shuffledParts := make(map[string][]Partition, len(partitions))
 		for topic, ps := range partitions {
 			ps = slices.Clone(ps)
 			rng.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
 			shuffledParts[topic] = ps
 		}
-		got, err := assignTopics(StrategyRangeByLeader, shuffled, shuffledParts)
+		got, err := Topics(RangeByLeader, shuffled, shuffledParts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,7 +296,7 @@ func TestAssignTopicsOrderIndependent(t *testing.T) {
 }
 
 func TestAssignTopicsUnknownStrategy(t *testing.T) {
-	_, err := assignTopics("nope", []member{{"a", static("t1")}}, map[string][]PartitionInfo{"t1": {p(0, 1)}})
+	_, err := Topics("nope", []Member{{"a", Static("t1")}}, map[string][]Partition{"t1": {p(0, 1)}})
 	if !errors.Is(err, ErrUnknownStrategy) {
 		t.Fatalf("err = %v, want ErrUnknownStrategy", err)
 	}

@@ -1,4 +1,4 @@
-package consumergroup
+package fence
 
 import (
 	"sync/atomic"
@@ -16,22 +16,22 @@ import (
 // loop stopped the old session's partitions.
 func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		g.set(true)
+		g := NewGate()
+		g.Set(true)
 		out := make(chan *sarama.ConsumerMessage, 1) // a ready receiver: only the gate holds the send
 		var valid atomic.Bool
 		valid.Store(true)
 		type result struct{ delivered, invalid bool }
 		res := make(chan result, 1)
 		go func() {
-			d, i := g.sendIf(t.Context().Done(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
+			d, i := g.SendIf(t.Context().Done(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
 			res <- result{d, i}
 		}()
 
 		time.Sleep(time.Second)
 		synctest.Wait()
 		valid.Store(false) // the session is replaced while fenced
-		g.set(false)       // ZooKeeper answers again
+		g.Set(false)       // ZooKeeper answers again
 		synctest.Wait()
 		if r := <-res; r.delivered || !r.invalid {
 			t.Fatalf("sendIf = (delivered %v, invalid %v), want (false, true)", r.delivered, r.invalid)
@@ -45,14 +45,14 @@ func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 // A valid message goes out as with send, and an invalid one never does.
 func TestDeliveryGateSendIfChecksBeforeFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
+		g := NewGate()
 		out := make(chan *sarama.ConsumerMessage, 1)
 		m := &sarama.ConsumerMessage{Offset: 1}
-		if d, i := g.sendIf(t.Context().Done(), out, m, func() bool { return true }); !d || i {
+		if d, i := g.SendIf(t.Context().Done(), out, m, func() bool { return true }); !d || i {
 			t.Fatalf("valid: sendIf = (%v, %v), want (true, false)", d, i)
 		}
 		<-out
-		if d, i := g.sendIf(t.Context().Done(), out, m, func() bool { return false }); d || !i {
+		if d, i := g.SendIf(t.Context().Done(), out, m, func() bool { return false }); d || !i {
 			t.Fatalf("invalid: sendIf = (%v, %v), want (false, true)", d, i)
 		}
 		if len(out) != 0 {

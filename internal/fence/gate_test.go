@@ -1,4 +1,4 @@
-package consumergroup
+package fence
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 
 // sendAsync runs g.send in its own goroutine and returns a channel that
 // receives its result.
-func sendAsync(ctx context.Context, g *deliveryGate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
+func sendAsync(ctx context.Context, g *Gate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
 	res := make(chan bool, 1)
-	go func() { delivered, _ := g.sendIf(ctx.Done(), out, m, nil); res <- delivered }()
+	go func() { delivered, _ := g.SendIf(ctx.Done(), out, m, nil); res <- delivered }()
 	return res
 }
 
@@ -29,20 +29,20 @@ func mustPend(t *testing.T, res <-chan bool) {
 }
 
 func TestDeliveryGateSetReportsChanges(t *testing.T) {
-	g := newDeliveryGate()
-	if g.paused() {
+	g := NewGate()
+	if g.Paused() {
 		t.Fatal("a new gate is paused")
 	}
-	if g.set(false) {
+	if g.Set(false) {
 		t.Error("set(false) on an open gate reported a change")
 	}
-	if !g.set(true) {
+	if !g.Set(true) {
 		t.Error("set(true) on an open gate reported no change")
 	}
-	if g.set(true) {
+	if g.Set(true) {
 		t.Error("set(true) on a paused gate reported a change")
 	}
-	if !g.paused() {
+	if !g.Paused() {
 		t.Fatal("not paused after set(true)")
 	}
 	resumeC := g.cur.Load().resumeC
@@ -51,10 +51,10 @@ func TestDeliveryGateSetReportsChanges(t *testing.T) {
 		t.Error("resumeC is closed while paused")
 	default:
 	}
-	if !g.set(false) {
+	if !g.Set(false) {
 		t.Error("set(false) on a paused gate reported no change")
 	}
-	if g.paused() {
+	if g.Paused() {
 		t.Fatal("paused after set(false)")
 	}
 	select {
@@ -66,7 +66,7 @@ func TestDeliveryGateSetReportsChanges(t *testing.T) {
 
 func TestDeliveryGateOpenDelivers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
+		g := NewGate()
 		out := make(chan *sarama.ConsumerMessage)
 		m := &sarama.ConsumerMessage{Offset: 7}
 		res := sendAsync(t.Context(), g, out, m)
@@ -83,8 +83,8 @@ func TestDeliveryGateOpenDelivers(t *testing.T) {
 
 func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		g.set(true)
+		g := NewGate()
+		g.Set(true)
 		out := make(chan *sarama.ConsumerMessage, 1) // a ready receiver: only the gate can hold the send
 		m := &sarama.ConsumerMessage{Offset: 1}
 		res := sendAsync(t.Context(), g, out, m)
@@ -96,7 +96,7 @@ func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
 			t.Fatal("a message went out while the gate was paused")
 		}
 
-		g.set(false)
+		g.Set(false)
 		synctest.Wait()
 		if !<-res {
 			t.Fatal("send returned false after the gate reopened")
@@ -111,23 +111,23 @@ func TestDeliveryGateSendBlocksWhilePausedAndResumes(t *testing.T) {
 // deliver while paused, even if the application starts reading.
 func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
+		g := NewGate()
 		interrupt := make(chan struct{})
-		stop := g.listen(func() { close(interrupt) }) // as a worker's pause event
+		stop := g.Listen(func() { close(interrupt) }) // as a worker's pause event
 		defer stop()
 		out := make(chan *sarama.ConsumerMessage)
 		m := &sarama.ConsumerMessage{Offset: 3}
 		res := make(chan bool, 1)
 		go func() {
-			delivered, _ := g.sendIf(interrupt, out, m, nil)
+			delivered, _ := g.SendIf(interrupt, out, m, nil)
 			if !delivered { // interrupted by the pause: send again, as the worker does
-				delivered, _ = g.sendIf(nil, out, m, nil)
+				delivered, _ = g.SendIf(nil, out, m, nil)
 			}
 			res <- delivered
 		}()
 		synctest.Wait() // the send waits on out
 
-		g.set(true)
+		g.Set(true)
 		synctest.Wait() // the send saw the pause
 
 		got := make(chan *sarama.ConsumerMessage, 1)
@@ -141,7 +141,7 @@ func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 		default:
 		}
 
-		g.set(false)
+		g.Set(false)
 		if x := <-got; x != m {
 			t.Fatalf("received %v, want %v", x, m)
 		}
@@ -153,13 +153,13 @@ func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 
 // A listener that stopped listening is not told of a pause.
 func TestDeliveryGateListenStop(t *testing.T) {
-	g := newDeliveryGate()
+	g := NewGate()
 	told := 0
-	stop := g.listen(func() { told++ })
-	g.set(true)
-	g.set(false)
+	stop := g.Listen(func() { told++ })
+	g.Set(true)
+	g.Set(false)
 	stop()
-	g.set(true)
+	g.Set(true)
 	if told != 1 {
 		t.Errorf("listener told %d times, want once (before it stopped)", told)
 	}
@@ -167,8 +167,8 @@ func TestDeliveryGateListenStop(t *testing.T) {
 
 func TestDeliveryGateCancelWhilePaused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
-		g.set(true)
+		g := NewGate()
+		g.Set(true)
 		ctx, cancel := context.WithCancel(t.Context())
 		out := make(chan *sarama.ConsumerMessage, 1)
 		res := sendAsync(ctx, g, out, &sarama.ConsumerMessage{})
@@ -186,12 +186,12 @@ func TestDeliveryGateCancelWhilePaused(t *testing.T) {
 
 func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
+		g := NewGate()
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
 		out := make(chan *sarama.ConsumerMessage) // nobody reads
 		start := time.Now()
-		if delivered, _ := g.sendIf(ctx.Done(), out, &sarama.ConsumerMessage{}, nil); delivered {
+		if delivered, _ := g.SendIf(ctx.Done(), out, &sarama.ConsumerMessage{}, nil); delivered {
 			t.Fatal("send returned true with nobody reading")
 		}
 		if d := time.Since(start); d != 5*time.Second {
@@ -204,22 +204,22 @@ func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
 // duplicate the message.
 func TestDeliveryGateFlappingDeliversOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newDeliveryGate()
+		g := NewGate()
 		out := make(chan *sarama.ConsumerMessage, 2)
-		g.set(true)
+		g.Set(true)
 		m := &sarama.ConsumerMessage{Offset: 9}
 		res := sendAsync(t.Context(), g, out, m)
 		for i := 0; i < 10; i++ {
 			synctest.Wait()
 			mustPend(t, res)
-			g.set(false)
-			g.set(true) // the sender may or may not have run in between
+			g.Set(false)
+			g.Set(true) // the sender may or may not have run in between
 			synctest.Wait()
 			if len(out) > 0 {
 				break
 			}
 		}
-		g.set(false)
+		g.Set(false)
 		if !<-res {
 			t.Fatal("send returned false")
 		}

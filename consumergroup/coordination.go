@@ -1,0 +1,158 @@
+package consumergroup
+
+import (
+	"time"
+
+	"github.com/zkgroup/kafka/internal/coord"
+	"github.com/zkgroup/kafka/internal/fence"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// The group's side of package coord (the coordination loop) and package
+// fence (the session fence): what they are given, built from the group.
+
+// manage runs the group's coordination loop until Close, then closes
+// cg.done.
+func (cg *ConsumerGroup) manage(f *fence.Fence) {
+	defer close(cg.done)
+	coord.New(coord.Config{
+		InstanceID:      cg.instance.ID,
+		Strategy:        cg.config.Assignment.Strategy,
+		RetryCooldown:   cg.config.Claim.RetryCooldown,
+		RegisterTimeout: cg.config.Zookeeper.ConnectTimeout,
+		Topics:          cg.topics,
+		WhiteList:       cg.filter,
+	}, cg.coordDeps(f.Expired())).Run()
+}
+
+// coordDeps is what the coordination loop works with; expired is the
+// session fence's signal.
+func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
+	return coord.Deps{
+		ZooKeeper:        groupZooKeeper{cg},
+		Topics:           cg.topicSrc,
+		Workers:          groupWorkers{cg},
+		Expired:          expired,
+		SweepWake:        cg.sweepWake,
+		Stop:             cg.stopper,
+		Log:              cg.log,
+		Report:           func(topic string, partition int32, err error) { cg.report(newPartitionError(topic, partition, err)) },
+		RegistrationPath: cg.registrationPath,
+		Metrics:          groupCoordMetrics{cg},
+	}
+}
+
+// newSessionFence builds the fence over the group's ZooKeeper session,
+// pausing cg.gate (see package fence).
+func newSessionFence(cg *ConsumerGroup) *fence.Fence {
+	return fence.New(cg.config.Session.SelfFenceFraction, fence.Deps{
+		Session: cg.kazoo,
+		Gate:    cg.gate,
+		Stop:    cg.stopper,
+		Log:     cg.log,
+		OnPause: func() { cg.met().fencePauses.Inc(1) },
+	})
+}
+
+// register registers this instance with its subscription: the topic list,
+// or the whitelist.
+func (cg *ConsumerGroup) register() error {
+	if cg.filter != nil {
+		return cg.instance.RegisterWhiteList(cg.filter.String())
+	}
+	return cg.instance.Register(cg.topics)
+}
+
+// reregister registers the instance, trying again while the outcome is in
+// doubt (see coord.Register).
+func (cg *ConsumerGroup) reregister() error {
+	return coord.Register(cg.register, cg.config.Zookeeper.ConnectTimeout, cg.stopper, cg.log)
+}
+
+// registrationPath is the znode of an instance's registration, as kazoo
+// names it in errors.
+func (cg *ConsumerGroup) registrationPath(id string) string {
+	return cg.chroot + "/consumers/" + cg.name + "/ids/" + id
+}
+
+// groupZooKeeper is the group's registry as the coordination loop reads it.
+type groupZooKeeper struct{ cg *ConsumerGroup }
+
+func instanceIDs(l kazoo.ConsumergroupInstanceList) []string {
+	ids := make([]string, len(l))
+	for i, inst := range l {
+		ids[i] = inst.ID
+	}
+	return ids
+}
+
+func topicNames(l kazoo.TopicList) []string {
+	names := make([]string, len(l))
+	for i, t := range l {
+		names[i] = t.Name
+	}
+	return names
+}
+
+func (z groupZooKeeper) Instances() ([]string, error) {
+	l, err := z.cg.group.Instances()
+	return instanceIDs(l), err
+}
+
+func (z groupZooKeeper) WatchInstances() ([]string, <-chan kazoo.Event, error) {
+	l, ch, err := z.cg.group.WatchInstances()
+	return instanceIDs(l), ch, err
+}
+
+func (z groupZooKeeper) Registration(id string) (*kazoo.Registration, error) {
+	return z.cg.group.Instance(id).Registration()
+}
+
+func (z groupZooKeeper) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
+	return z.cg.group.Instance(id).WatchRegistration()
+}
+
+func (z groupZooKeeper) Topics() ([]string, error) {
+	l, err := z.cg.kazoo.Topics()
+	return topicNames(l), err
+}
+
+func (z groupZooKeeper) WatchTopics() ([]string, <-chan kazoo.Event, error) {
+	l, ch, err := z.cg.kazoo.WatchTopics()
+	return topicNames(l), ch, err
+}
+
+func (z groupZooKeeper) Register() error { return z.cg.register() }
+
+func (z groupZooKeeper) Connected() bool {
+	s, _ := z.cg.kazoo.Session()
+	return s.Status == kazoo.SessionConnected
+}
+
+// groupWorkers starts the group's partition workers for the loop.
+type groupWorkers struct{ cg *ConsumerGroup }
+
+func (g groupWorkers) Start(tp coord.TopicPartition, prev coord.Worker, exited chan<- coord.Worker) coord.Worker {
+	p, _ := prev.(*partitionWorker) // nil: none
+	return g.cg.startWorker(topicPartition(tp), p, exited)
+}
+
+func (g groupWorkers) SweepOwnerNode(tp coord.TopicPartition) coord.Worker {
+	return g.cg.sweepOwnerNode(topicPartition(tp))
+}
+
+// A partitionWorker is the loop's coord.Worker.
+
+func (w *partitionWorker) Partition() coord.TopicPartition { return coord.TopicPartition(w.tp) }
+func (w *partitionWorker) Stop(abandon bool)               { w.stop(abandon) }
+func (w *partitionWorker) Done() <-chan struct{}           { return w.done }
+func (w *partitionWorker) Claimed() <-chan struct{}        { return w.claimed }
+func (w *partitionWorker) MayHoldNode() bool               { return w.mayHoldNode }
+func (w *partitionWorker) ClaimEnded() bool                { return w.claimEnded() }
+
+// groupCoordMetrics records the loop's measurements in the group's metrics.
+type groupCoordMetrics struct{ cg *ConsumerGroup }
+
+func (m groupCoordMetrics) Owned(n int)                   { m.cg.met().owned.Update(int64(n)) }
+func (m groupCoordMetrics) Rebalanced()                   { m.cg.met().rebalances.Inc(1) }
+func (m groupCoordMetrics) RebalanceTook(d time.Duration) { m.cg.met().rebalanceTime.Update(ms(d)) }

@@ -1,0 +1,32 @@
+package assign
+
+import "errors"
+
+// Strategy names a way of dividing a topic's partitions between the
+// instances of a group. Every instance computes the assignment on its own,
+// so all instances of a group must use the same strategy.
+type Strategy string
+
+const (
+	// RangeByLeader is upstream's assignment, and the default. The
+	// instance IDs are sorted (byte-wise), the partitions are sorted by
+	// leader broker ID and then by partition ID, and the sorted partitions
+	// are cut into consecutive ranges, one per instance in order: with P
+	// partitions and C instances each instance gets P/C partitions and the
+	// first P%C instances one more. With more instances than partitions the
+	// last instances get none.
+	RangeByLeader Strategy = "range-by-leader"
+
+	// RangeByID is RangeByLeader with partitions sorted by ID only, so a
+	// change of leader never moves a partition to another instance. It
+	// does not agree with upstream instances; switch a whole group at once.
+	RangeByID Strategy = "range-by-id"
+)
+
+// ErrUnknownStrategy is returned by Assign for a strategy it does not know.
+var ErrUnknownStrategy = errors.New("consumergroup: unknown assignment strategy")
+
+// Valid reports whether s is a strategy Assign knows.
+func (s Strategy) Valid() bool {
+	return s == RangeByLeader || s == RangeByID
+}

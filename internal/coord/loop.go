@@ -1,0 +1,222 @@
+package coord
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/topics"
+)
+
+// resyncInterval bounds how long a missed watch can leave the assignment
+// stale: the loop recomputes it at least this often.
+const resyncInterval = 30 * time.Second
+
+// Config is what the loop needs of the group's configuration.
+type Config struct {
+	// InstanceID is this instance's registered ID.
+	InstanceID string
+	// Strategy divides each topic's partitions; it must be valid.
+	Strategy assign.Strategy
+	// RetryCooldown is how long a partition whose worker failed (not lost
+	// its claim) waits before it is started again (Claim.RetryCooldown).
+	RetryCooldown time.Duration
+	// RegisterTimeout bounds the retries of a registration whose outcome
+	// is in doubt (Zookeeper.ConnectTimeout).
+	RegisterTimeout time.Duration
+	// Topics is a static subscription; ignored when WhiteList is set.
+	Topics []string
+	// WhiteList, when not nil, subscribes to every existing topic it
+	// covers.
+	WhiteList *assign.WhiteList
+}
+
+// Metrics receives the loop's measurements.
+type Metrics interface {
+	// Owned is the number of partitions this instance works on now.
+	Owned(n int)
+	// Rebalanced counts a change of this instance's assignment.
+	Rebalanced()
+	// RebalanceTook is how long the partitions gained in one rebalance
+	// took to be claimed (or their workers to end).
+	RebalanceTook(d time.Duration)
+}
+
+// Deps is what the loop works with.
+type Deps struct {
+	ZooKeeper ZooKeeper
+	Topics    topics.Source // partitions and leaders of the subscribed topics
+	Workers   Workers
+	// Expired receives a token when the session expired and was replaced
+	// (the session fence's signal).
+	Expired <-chan struct{}
+	// SweepWake receives a token when a worker ended that may have left an
+	// owner node, so the sweep runs at once.
+	SweepWake <-chan struct{}
+	// Stop is closed when the group closes: Run stops every worker and
+	// returns.
+	Stop <-chan struct{}
+	Log  *slog.Logger
+	// Report sends err to the group's error channel, for topic and
+	// partition ("" and -1 for the group as a whole). It must not block.
+	Report func(topic string, partition int32, err error)
+	// RegistrationPath is the znode of an instance's registration, named
+	// in errors.
+	RegistrationPath func(id string) string
+	Metrics          Metrics
+}
+
+// Loop is a group instance's coordination loop; see the package doc.
+type Loop struct {
+	cfg Config
+	d   Deps
+}
+
+// New returns a loop over deps; it does nothing until Run.
+func New(cfg Config, deps Deps) *Loop {
+	return &Loop{cfg: cfg, d: deps}
+}
+
+// partitions is the loop's record of its workers; Run's goroutine only.
+type partitions struct {
+	workers  map[TopicPartition]Worker    // assigned here, running
+	stopping map[TopicPartition]Worker    // stopped, maybe not done
+	cooldown map[TopicPartition]time.Time // not to restart before then
+	leftover map[TopicPartition]bool      // an owner node of ours may be left
+	exited   chan Worker                  // a worker ended on its own
+}
+
+func newPartitions() *partitions {
+	return &partitions{
+		workers:  make(map[TopicPartition]Worker),
+		stopping: make(map[TopicPartition]Worker),
+		cooldown: make(map[TopicPartition]time.Time),
+		leftover: make(map[TopicPartition]bool),
+		exited:   make(chan Worker),
+	}
+}
+
+// stopAll stops every worker and waits for them, also for those stopping
+// already; abandon stops them without a final commit.
+func (ps *partitions) stopAll(abandon bool) {
+	for tp, w := range ps.workers {
+		w.Stop(abandon)
+		ps.stopping[tp] = w
+		delete(ps.workers, tp)
+	}
+	for tp, w := range ps.stopping {
+		if abandon { // partitions still draining: no final commit either
+			w.Stop(true)
+		}
+		<-w.Done()
+		delete(ps.stopping, tp)
+		if w.MayHoldNode() {
+			ps.leftover[tp] = true
+		}
+	}
+}
+
+// Run is the loop: it returns once Deps.Stop is closed and every worker
+// has stopped.
+func (l *Loop) Run() {
+	ws := newLoopWatches()
+	ps := newPartitions()
+	missing := make(map[string]bool) // topics reported missing
+	badRegs := make(map[string]bool) // instances whose registration was reported unreadable
+	cooled := make(chan struct{}, 1) // a cool-down ended
+	resync := time.NewTicker(resyncInterval)
+	defer resync.Stop()
+	defer func() { ps.stopAll(false) }()
+
+	failures := 0
+	type viewResult struct {
+		v   view
+		err error
+	}
+	for {
+		// Reads from ZooKeeper can hang for a long time when it is out of
+		// reach; Close must not wait for them. A read abandoned here ends
+		// when Close closes the session.
+		res := make(chan viewResult, 1)
+		go func(ws loopWatches) {
+			v, err := l.readView(ws, missing, badRegs)
+			res <- viewResult{v, err}
+		}(ws)
+		var v view
+		var err error
+		select {
+		case r := <-res:
+			v, err = r.v, r.err
+		case <-l.d.Stop:
+			return
+		}
+		if err != nil {
+			failures++
+			l.d.Log.Warn("reading the group's state failed; retrying", "err", err, "failures", failures)
+			if failures == 1 || failures%10 == 0 {
+				l.d.Report("", -1, err)
+			}
+		} else if !v.has(l.cfg.InstanceID) {
+			// Our registration is gone. After a session expiry the fence's
+			// signal (handled below) drops every partition without
+			// committing and registers again; until it has, nothing here
+			// stops through the committing path. Otherwise (someone deleted
+			// the node, or registering after an expiry failed) register
+			// again now.
+			failures = 0
+			if l.d.ZooKeeper.Connected() && len(l.d.Expired) == 0 {
+				if err := l.register(); err != nil {
+					l.d.Report("", -1, fmt.Errorf("register again: %w", err))
+				}
+			}
+		} else {
+			failures = 0
+			l.reconcile(v, ps)
+		}
+
+		var retry <-chan time.Time
+		if err != nil {
+			retry = time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
+		}
+		select {
+		case <-l.d.Stop:
+			return
+		case <-ws.wake:
+		case <-l.d.Topics.Changed(): // partitions or leaders changed
+		case <-cooled:
+		case <-l.d.SweepWake:
+		case <-retry:
+		case <-resync.C:
+		case <-l.d.Expired:
+			// Every claim died with the session: stop all partitions without
+			// committing or releasing, then register again.
+			ps.stopAll(true)
+			clear(ps.leftover) // the session's nodes are gone with it
+			if err := l.register(); err != nil {
+				l.d.Report("", -1, fmt.Errorf("register again after session expiry: %w", err))
+			}
+			ws = newLoopWatches() // the old watches died with the session
+		case w := <-ps.exited:
+			// A partition that ended on its own is started again if still
+			// assigned here. When its claim ended (lost to another claim, an
+			// owner node deleted, the session replaced) it is claimed again
+			// at once: the claim loop waits for the partition to be free, so
+			// it is owned as soon as it is. After any other failure (a
+			// permanent claim error) it waits RetryCooldown, so a
+			// persistent error does not spin.
+			tp := w.Partition()
+			if ps.workers[tp] == w {
+				delete(ps.workers, tp)
+				ps.stopping[tp] = w
+				wait := l.cfg.RetryCooldown
+				if w.ClaimEnded() {
+					wait = 0
+				} else {
+					ps.cooldown[tp] = time.Now().Add(wait)
+				}
+				time.AfterFunc(wait, func() { poke(cooled) })
+			}
+		}
+	}
+}

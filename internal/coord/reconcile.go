@@ -1,0 +1,97 @@
+package coord
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/zkgroup/kafka/internal/assign"
+)
+
+// reconcile stops the workers of partitions no longer assigned here and
+// starts workers for newly assigned ones; partitions kept keep flowing.
+// Owner nodes that ended workers may have left (leftover) are swept first,
+// for partitions no worker of ours wants.
+func (l *Loop) reconcile(v view, ps *partitions) {
+	want := make(map[TopicPartition]bool)
+	assigned, err := assign.Topics(l.cfg.Strategy, v.members, v.partitions)
+	if err != nil { // unreachable: the strategy was validated
+		l.d.Report("", -1, err)
+		return
+	}
+	for topic, parts := range assigned[l.cfg.InstanceID] {
+		for _, p := range parts {
+			want[TopicPartition{topic, p.ID}] = true
+		}
+	}
+	var lost, gained []TopicPartition
+	for tp, w := range ps.workers {
+		if !want[tp] {
+			w.Stop(false)
+			ps.stopping[tp] = w
+			delete(ps.workers, tp)
+			lost = append(lost, tp)
+		}
+	}
+	for tp, w := range ps.stopping {
+		select {
+		case <-w.Done():
+			delete(ps.stopping, tp)
+			if w.MayHoldNode() {
+				ps.leftover[tp] = true
+			}
+		default:
+		}
+	}
+	for tp := range ps.leftover {
+		if ps.workers[tp] == nil && ps.stopping[tp] == nil {
+			delete(ps.leftover, tp)
+			ps.stopping[tp] = l.d.Workers.SweepOwnerNode(tp) // a worker started for tp waits for it
+		}
+	}
+	now := time.Now()
+	for tp, until := range ps.cooldown {
+		if !now.Before(until) {
+			delete(ps.cooldown, tp)
+		}
+	}
+	for tp := range want {
+		if _, cooling := ps.cooldown[tp]; ps.workers[tp] == nil && !cooling {
+			ps.workers[tp] = l.d.Workers.Start(tp, ps.stopping[tp], ps.exited)
+			delete(ps.stopping, tp) // the new worker waits for it
+			gained = append(gained, tp)
+		}
+	}
+	l.d.Metrics.Owned(len(ps.workers))
+	if len(lost)+len(gained) > 0 {
+		l.d.Metrics.Rebalanced()
+		l.timeRebalance(gained, ps.workers)
+		l.d.Log.Info("rebalanced", "instances", len(v.members), "owned", len(ps.workers),
+			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
+	}
+}
+
+func sortedTPs(tps []TopicPartition) []string {
+	out := make([]string, len(tps))
+	for i, tp := range tps {
+		out[i] = fmt.Sprintf("%s/%d", tp.Topic, tp.Partition)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// timeRebalance records, once every partition gained in one rebalance is
+// claimed (or its worker ended), how long that took.
+func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker) {
+	start := time.Now()
+	var ws []Worker
+	for _, tp := range gained {
+		ws = append(ws, workers[tp])
+	}
+	go func() {
+		for _, w := range ws {
+			<-w.Claimed()
+		}
+		l.d.Metrics.RebalanceTook(time.Since(start))
+	}()
+}

@@ -1,0 +1,145 @@
+package coord
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/topics"
+	"github.com/zkgroup/kafka/internal/zkwatch"
+	"github.com/zkgroup/kafka/kazoo"
+)
+
+// view is what the assignment is computed from.
+type view struct {
+	members    []assign.Member               // registered instances and their subscriptions
+	partitions map[string][]assign.Partition // by topic; missing topics absent
+}
+
+// has reports whether the instance id is a member.
+func (v view) has(id string) bool {
+	return slices.ContainsFunc(v.members, func(m assign.Member) bool { return m.ID == id })
+}
+
+// readView reads the instances and their registrations, arming watches
+// that are not armed yet, and the partitions from the group's topic source.
+// The registrations are read again on every call (one read per instance),
+// so a join, a leave or a changed subscription all lead to an assignment
+// computed from fresh ones.
+func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool) (view, error) {
+	var v view
+	zk := l.d.ZooKeeper
+	instances, err := zkwatch.Read(ws.set, "ids", zk.Instances, zk.WatchInstances)
+	if err != nil {
+		return v, fmt.Errorf("list instances: %w", err)
+	}
+	if v.members, err = l.readMembers(ws, instances, badRegs); err != nil {
+		return v, err
+	}
+
+	subscribed, err := l.subscribedTopics(ws)
+	if err != nil {
+		return v, err
+	}
+	v.partitions = make(map[string][]assign.Partition, len(subscribed))
+	for _, topic := range subscribed {
+		parts, err := l.d.Topics.Partitions(topic)
+		if mt := (*topics.MissingTopicError)(nil); errors.As(err, &mt) {
+			// The topic does not exist (yet): report once; the source wakes
+			// the loop when it appears.
+			if !missing[topic] {
+				missing[topic] = true
+				err := fmt.Errorf("topic %q does not exist; waiting for it: %w", topic, mt.Err)
+				l.d.Log.Warn("partition error", "topic", topic, "partition", -1, "err", err)
+				l.d.Report(topic, -1, err)
+			}
+			continue
+		}
+		if err != nil {
+			return v, fmt.Errorf("list partitions of %s: %w", topic, err)
+		}
+		delete(missing, topic)
+		infos := make([]assign.Partition, len(parts))
+		for i, p := range parts {
+			infos[i] = assign.Partition(p)
+		}
+		v.partitions[topic] = infos
+	}
+	return v, nil
+}
+
+// readMembers reads the registration of each listed instance, arming a watch
+// on each that is not armed yet, so a changed subscription wakes the loop as
+// a join or a leave does.
+//
+// An instance whose registration is gone by now has left: it is not a
+// member (the watch on the instance list fires for its departure). A
+// registration that cannot be read (not JSON, or a white_list or black_list
+// expression that cannot be used) is reported once, with its path, and its
+// instance subscribes to nothing: it takes no partition, so the instances
+// whose registrations can be read share every partition of their topics
+// between them. Reading it as a subscription to every topic would hand it
+// a share of topics it may not consume, and that share would stay unowned.
+// bad holds the instances reported so far; it forgets those that are fixed
+// or gone, so a registration broken again is reported again.
+func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bool) ([]assign.Member, error) {
+	zk := l.d.ZooKeeper
+	members := make([]assign.Member, 0, len(instances))
+	listed := make(map[string]bool, len(instances))
+	for _, id := range instances {
+		listed[id] = true
+		reg, err := zkwatch.Read(ws.set, "registration/"+id,
+			func() (*kazoo.Registration, error) { return zk.Registration(id) },
+			func() (*kazoo.Registration, <-chan kazoo.Event, error) { return zk.WatchRegistration(id) })
+		if errors.Is(err, kazoo.ErrInstanceNotRegistered) {
+			continue
+		}
+		if err != nil && !errors.Is(err, kazoo.ErrMalformed) {
+			return nil, fmt.Errorf("registration of %s: %w", id, err)
+		}
+		var sub assign.Subscription
+		if err == nil {
+			if sub, err = assign.ParseSubscription(reg); err != nil {
+				err = &kazoo.ZnodeError{Op: "parse", Path: l.d.RegistrationPath(id), Err: fmt.Errorf("%w: %w", kazoo.ErrMalformed, err)}
+			}
+		}
+		if err == nil {
+			delete(bad, id)
+		} else if !bad[id] {
+			bad[id] = true
+			err = fmt.Errorf("instance %s takes no partition until its registration is fixed: %w", id, err)
+			l.d.Log.Warn("unreadable registration", "instance", id, "err", err)
+			l.d.Report("", -1, err)
+		}
+		members = append(members, assign.Member{ID: id, Sub: sub})
+	}
+	for id := range bad {
+		if !listed[id] {
+			delete(bad, id)
+		}
+	}
+	return members, nil
+}
+
+// subscribedTopics returns the topics this instance consumes: the topic
+// list, or the existing topics its white list covers, sorted. For a white
+// list it reads the topic list through a watch (armed once), so a topic
+// created later wakes the loop.
+func (l *Loop) subscribedTopics(ws loopWatches) ([]string, error) {
+	if l.cfg.WhiteList == nil {
+		return l.cfg.Topics, nil
+	}
+	all, err := zkwatch.Read(ws.set, "topics", l.d.ZooKeeper.Topics, l.d.ZooKeeper.WatchTopics)
+	if err != nil {
+		return nil, fmt.Errorf("list topics: %w", err)
+	}
+	var topics []string
+	for _, t := range all {
+		if l.cfg.WhiteList.Includes(t) {
+			topics = append(topics, t)
+		}
+	}
+	slices.Sort(topics)
+	return topics, nil
+}
