@@ -286,6 +286,13 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 				wake = w.ev.wait()
 				continue // the pending flag is set: take the event
 			}
+			if w.ev.pending.Load() {
+				// Raised while Next waited: a select with a batch (or the
+				// open's readiness) ready beside wake may take either.
+				// The event comes first; m is offered again after it.
+				held = m
+				continue
+			}
 		}
 		if resumed := owned.Pause.Held(); resumed != nil {
 			// Paused by the application: hand nothing out until the resume

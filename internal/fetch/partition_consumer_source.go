@@ -105,10 +105,33 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 			}
 		}
 		if !open {
+			s.reportQueued()
 			return nil, ErrSourceEnded
 		}
 		s.mark.set(s.pc.HighWaterMarkOffset())
 		return m, nil
+	}
+}
+
+// reportQueued reports the errors pc queued before it closed its
+// messages: sarama sends the error it gives up with (an offset out of
+// range, ErrConsumerRetriesExhausted) before it closes them, and Next
+// prefers a ready message channel, so a closed one would otherwise end the
+// source with that error still queued, for Close's drain to drop.
+func (s *consumerSource) reportQueued() {
+	for {
+		select {
+		case err, ok := <-s.errs:
+			if !ok {
+				s.errs = nil
+				return
+			}
+			if err != nil {
+				s.report(err)
+			}
+		default:
+			return
+		}
 	}
 }
 
