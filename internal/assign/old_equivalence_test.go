@@ -152,7 +152,7 @@ func randomPartitions(r *rand.Rand, topics []string) map[string][]Partition {
 func TestTopicsMatchesTheOldCode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	topics := []string{"t0", "t1", "t2", "t3", "__consumer_offsets"}
-	for i := range 20000 {
+	for i := range 4000 {
 		members := randomMembers(r, topics)
 		parts := randomPartitions(r, topics)
 		for _, s := range []Strategy{RangeByLeader, RangeByID} {

@@ -258,3 +258,103 @@ func TestLoopRearmsWatches(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// heldWorkers are fakeWorkers whose workers do not end when stopped: the
+// test ends them, as a worker ends after its drain, commit and release.
+type heldWorkers struct {
+	exitingWorkers
+}
+
+type heldWorker struct{ *fakeWorker }
+
+func (w heldWorker) Stop(abandon bool) {
+	w.mu.Lock()
+	w.stops = append(w.stops, abandon)
+	w.mu.Unlock()
+}
+
+func (f *heldWorkers) Start(tp TopicPartition, prev Worker, exited chan<- Worker) Worker {
+	return heldWorker{f.exitingWorkers.Start(tp, prev, exited).(*fakeWorker)}
+}
+
+// exit is exitingWorkers.exit for the held worker the loop knows.
+func (f *heldWorkers) exit(w *fakeWorker, claimEnded bool) {
+	w.claimEnded = claimEnded
+	w.end()
+	f.mu.Lock()
+	exited := f.exited
+	f.mu.Unlock()
+	exited <- heldWorker{w}
+}
+
+// A worker that ended holding an owner node is swept before the partition
+// is claimed again here (its successor waits for the sweep), and a worker
+// that ends holding one after it was stopped is swept as soon as it tells
+// the loop (SweepWake), not at the next resync.
+func TestLoopSweepsBeforeRestartAndOnWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		zk := &fakeZooKeeper{self: "b", regs: map[string]*kazoo.Registration{}}
+		_ = zk.Register()
+		fw := &heldWorkers{}
+		sweepWake := make(chan struct{}, 1)
+		stop := make(chan struct{})
+		l := New(Config{InstanceID: "b", Strategy: assign.RangeByID, RetryCooldown: 5 * time.Second, RegisterTimeout: time.Second, Topics: []string{"t"}}, Deps{
+			ZooKeeper:        zk,
+			Topics:           fixedTopics{"t": {{ID: 0}, {ID: 1}}},
+			Workers:          fw,
+			SweepWake:        sweepWake,
+			Stop:             stop,
+			Log:              slog.New(slog.DiscardHandler),
+			Report:           func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
+			RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
+			Metrics:          nopMetrics{},
+		})
+		done := make(chan struct{})
+		go func() { l.Run(); close(done) }()
+		synctest.Wait()
+		swept := func() []*fakeWorker {
+			fw.mu.Lock()
+			defer fw.mu.Unlock()
+			return slices.Clone(fw.swept)
+		}
+
+		// Partition 1's claim ended, and its worker may have left a node.
+		first := fw.startedFor(1)[0]
+		first.mayHoldNode = true
+		fw.exit(first, true)
+		synctest.Wait()
+		ws := fw.startedFor(1)
+		if len(ws) != 2 || len(swept()) != 1 || swept()[0].tp.Partition != 1 {
+			t.Fatalf("after partition 1 ended holding a node: %d workers, sweeps %v; want a sweep and a second worker", len(ws), swept())
+		}
+		if ws[1].prev != Worker(swept()[0]) {
+			t.Fatalf("partition 1's new worker waits for %v, not for the sweep", ws[1].prev)
+		}
+
+		// a joins and takes partition 0 (at the resync: this fake arms no
+		// watch); b's worker for it is stopped but drains on.
+		zk.mu.Lock()
+		zk.regs["a"] = &kazoo.Registration{Subscription: map[string]int{"t": 1}}
+		zk.mu.Unlock()
+		time.Sleep(resyncInterval)
+		synctest.Wait()
+		w0 := fw.startedFor(0)[0]
+		if !w0.stopped() {
+			t.Fatal("partition 0 was not stopped when a took it")
+		}
+		// It ends holding a node and says so: the sweep starts at once.
+		w0.mayHoldNode = true
+		w0.end()
+		sweepWake <- struct{}{}
+		synctest.Wait()
+		if s := swept(); len(s) != 2 || s[1].tp.Partition != 0 {
+			t.Fatalf("sweeps %v after partition 0's worker ended holding a node, want one for it at once", s)
+		}
+
+		close(stop)
+		for _, w := range fw.startedFor(1) {
+			w.end()
+		}
+		<-done
+	})
+}
