@@ -65,8 +65,9 @@ func (cg *ConsumerGroup) offsetsConfig() offsets.Config {
 	return cfg
 }
 
-// offsetsDeps is what the committer uses of cg, each piece read when it is
-// used.
+// offsetsDeps is what the committer uses of cg. The Kafka store and the
+// closing channel are taken as they are now: build it only after connect
+// has opened the stores.
 func (cg *ConsumerGroup) offsetsDeps() offsets.Deps {
 	return offsets.Deps{
 		Log:          cg.log,

@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -155,4 +157,22 @@ func saramaGroup(t testing.TB, group string, topics []string, id int, l *ledger)
 		t.Fatalf("sarama consumer group %s: %v", group, err)
 	}
 	return runConsumeLoop(t, "sarama group", cg, topics, &ledgerHandler{id: id, l: l})
+}
+
+// waitZookeeperOffsets waits until ZooKeeper holds want (every partition
+// of it) as the group's committed offsets of topic.
+func waitZookeeperOffsets(t testing.TB, group, topic string, want map[int32]int64) {
+	t.Helper()
+	cg := zkClient(t).Consumergroup(group)
+	got := make(map[int32]int64)
+	waitFor(t, 10*time.Second, fmt.Sprintf("ZooKeeper to hold %v as %s's offsets of %s", want, group, topic), func() bool {
+		for p := range want {
+			o, err := cg.FetchOffset(topic, p)
+			if err != nil {
+				t.Fatalf("offset of %s for %s/%d: %v", group, topic, p, err)
+			}
+			got[p] = o
+		}
+		return maps.Equal(got, want)
+	})
 }

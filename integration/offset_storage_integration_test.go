@@ -223,3 +223,42 @@ func TestIntegrationKafkaStorageReset(t *testing.T) {
 		t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
 	}
 }
+
+// TestIntegrationZookeeperStorageResetOnJoin: Offsets.ResetOffsets with
+// ZooKeeper storage deletes the group's offset nodes as the member joins
+// (fenced: each partition's epoch moves with it), so it starts again at
+// Offsets.Initial (the oldest offset) and commits from there.
+func TestIntegrationZookeeperStorageResetOnJoin(t *testing.T) {
+	testenv.Integration(t)
+	const partitions = 2
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("zreset")
+	counts := produceTo(t, topic, map[int32]int{0: 5, 1: 4})
+
+	first := newLedger()
+	h := recordDeliveries(t, group, topic, partitions, first)
+	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageZookeeper))
+	done := consume(t, 0, cg, first)
+	waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
+	closeGroup(t, cg)
+	<-done
+	waitZookeeperOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
+
+	cfg := storageConfig(consumergroup.OffsetStorageZookeeper)
+	cfg.Offsets.ResetOffsets = true
+	second := newLedger()
+	h.attach(second)
+	h.reset(allPartitionsReset, -1)
+	cg = join(t, group, []string{topic}, cfg)
+	done = consume(t, 1, cg, second)
+	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
+	closeGroup(t, cg)
+	<-done
+	if d := second.duplicates(); d != 0 {
+		t.Errorf("%d duplicates after the reset", d)
+	}
+	waitZookeeperOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
+	if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] || rep.dups != 9 {
+		t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
+	}
+}
