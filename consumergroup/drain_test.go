@@ -40,15 +40,18 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	}{
 		{"claim lost", func(o *offsets.Partition, w *partitionWorker) { o.SetLost(); w.lost() }, stateReleasing},
 		{"abandoned", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
-		{"session gone", func(_ *offsets.Partition, w *partitionWorker) { w.ev.raise(eventExpiry) }, stateReleasing},
-		{"conflict", func(o *offsets.Partition, w *partitionWorker) { o.SetSeeking(); w.seek(3) }, stateCommitting},
+		{"session gone: the manage loop abandons", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
+		{"conflict", func(o *offsets.Partition, w *partitionWorker) {
+			o.SetSeeking()
+			w.CommitResult(offsets.CommitResult{Moved: true, Stored: 3})
+		}, stateCommitting},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w, om, o := drainingWorker(time.Minute)
 				w.stop(false) // what brought it to draining
-				w.ev.take()
+				w.inbox.take()
 				drained := make(chan workerEvent, 1)
 				go func() { drained <- w.drain() }()
 				time.Sleep(time.Second)

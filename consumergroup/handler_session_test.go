@@ -224,7 +224,7 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				if len(h.claims) != 0 || len(s.Claims()) != 0 {
 					t.Error("a claim started")
 				}
-				if got := w.ev.has(eventLoss); got != c.wantLost {
+				if got := w.inbox.has(eventLoss); got != c.wantLost {
 					t.Errorf("worker's claim lost: %v, want %v", got, c.wantLost)
 				}
 			})
@@ -324,7 +324,7 @@ func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
 		synctest.Wait()
 
 		w.stop(false)
-		w.ev.take()
+		w.inbox.take()
 		w.enter(stateDraining)
 		start := time.Now()
 		if e := w.drain(); e != eventFinished {

@@ -50,7 +50,7 @@ func openedConsumer(pc sarama.PartitionConsumer) fetch.Source {
 func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	f := newPumpFixture(t, 0) // unbuffered, as Messages()
 
-	f.w.seek(5)
+	f.w.inbox.seek(5)
 	if r := await(t, f.run()); r.ended || r.e != eventSeek || r.resume != 5 {
 		t.Fatalf("pump = %+v, want to resume at 5", r)
 	}
@@ -58,7 +58,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	// The application is busy: offset 5 waits in the hand-over.
 	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), 5)
 	time.Sleep(200 * time.Millisecond)
-	f.w.seek(5)
+	f.w.inbox.seek(5)
 	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
 		t.Fatalf("pump = %+v after a seek during the hand-over, want to resume at 5", r)
 	}

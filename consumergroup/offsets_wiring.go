@@ -150,12 +150,16 @@ func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Store
 	}
 }
 
-// ClaimLost implements offsets.Owner: the claim ended.
-func (w *partitionWorker) ClaimLost() { w.lost() }
-
-// StoredOffsetMoved implements offsets.Owner: the stored offset changed
-// underneath; the worker seeks there.
-func (w *partitionWorker) StoredOffsetMoved(next int64) { w.seek(next) }
+// CommitResult implements offsets.Owner: what a commit found comes to the
+// worker's inbox, as a loss or a seek to the stored offset.
+func (w *partitionWorker) CommitResult(r offsets.CommitResult) {
+	switch {
+	case r.Lost:
+		w.inbox.lost()
+	case r.Moved:
+		w.inbox.seek(r.Stored)
+	}
+}
 
 // HighWaterMark implements offsets.Owner.
 func (w *partitionWorker) HighWaterMark() int64 { return w.hwm.Load() }

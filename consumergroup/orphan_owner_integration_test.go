@@ -135,7 +135,7 @@ func TestIntegrationResetAfterFinalCommitReleasesOwnerNode(t *testing.T) {
 
 	var once sync.Once
 	hook := func(w *partitionWorker) {
-		if w.cg != x || w.ev.has(eventLoss) {
+		if w.cg != x || w.claimLost() {
 			return
 		}
 		once.Do(func() {

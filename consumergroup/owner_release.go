@@ -22,7 +22,7 @@ func (w *partitionWorker) release() workerEvent {
 	runBeforeRelease(w)
 	pc := w.claim
 	sess, _ := w.cg.kazoo.Session()
-	kind := releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.ev.has(eventLoss))
+	kind := releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.claimLost())
 	switch kind {
 	case releaseNothing:
 		w.log.Info("stopped; the session holding the claim is gone, nothing to release")

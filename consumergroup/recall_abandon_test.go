@@ -59,7 +59,7 @@ func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 		}()
 		<-started
 		w.stop(true)
-		if e, _, ended, _ := w.takeWhileConsuming(owned, 0); e != eventAbandon || !ended {
+		if e, _, ended, _ := w.takeWhileConsuming(0); e != eventAbandon || !ended {
 			t.Fatalf("took %v (ended %v), want abandon", e, ended)
 		}
 		close(stop)

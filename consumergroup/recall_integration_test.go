@@ -51,7 +51,7 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 	w.out = make(chan *sarama.ConsumerMessage, capacity)
 	owned := newTestOffsetManager(cg).adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()}, 0, w)
 	w.owned = owned
-	t.Cleanup(cg.gate.Listen(w.ev.raisePause)) // as consume does
+	t.Cleanup(cg.gate.Listen(w.onGatePause)) // as run does
 	return &pumpFixture{w: w, owned: owned, out: w.out}
 }
 
@@ -79,7 +79,7 @@ func (f *pumpFixture) toDraining(t *testing.T, offsets ...int64) {
 	f.waitBuffered(t, len(offsets))
 	f.w.stop(false)
 	await(t, res)
-	f.w.ev.take() // the stop that brought it to draining
+	f.w.inbox.take() // the stop that brought it to draining
 	close(f.out)
 }
 
@@ -117,7 +117,7 @@ func TestIntegrationRecallOnLoss(t *testing.T) {
 	}{
 		{"loss", func(w *partitionWorker) { w.lost() }, eventLoss},
 		{"abandon", func(w *partitionWorker) { w.stop(true) }, eventAbandon},
-		{"seek", func(w *partitionWorker) { w.seek(2) }, eventSeek},
+		{"seek", func(w *partitionWorker) { w.inbox.seek(2) }, eventSeek},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newPumpFixture(t, 8)
@@ -167,7 +167,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	}
 	f.w.cg.gate.Set(true)
 	r := await(t, res)
-	if r.ended || r.e != eventSeek || r.resume != 1 {
+	if r.ended || r.e != eventPause || r.resume != 1 {
 		t.Fatalf("pump = %+v after the pause, want to resume at the marked offset 1", r)
 	}
 	if n := len(f.out); n != 0 {
@@ -288,7 +288,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 		t.Errorf("the buffer still holds %d messages while fenced off: the recall waits for the commit in flight", n)
 	}
 	f.owned.TestCommitLocker().Unlock()
-	if r := await(t, res); r.ended || r.e != eventSeek || r.resume != 0 {
+	if r := await(t, res); r.ended || r.e != eventPause || r.resume != 0 {
 		t.Fatalf("pump = %+v, want to restart at the marked offset 0", r)
 	}
 }

@@ -25,16 +25,17 @@ type topicPartition struct {
 // partitionWorker owns one assigned partition for as long as it stays
 // assigned here: it claims it, consumes it, and on stop drains, commits and
 // releases it. Its life is the state machine of worker_lifecycle.go, run by
-// one goroutine (run); everybody else talks to it through its events (stop,
-// seek, lost), and it waits for nothing else.
+// one goroutine (run); everybody else talks to it through its inbox (stop,
+// abandon, lost, seek, pause), and it waits for nothing else. See
+// docs/worker.md.
 type partitionWorker struct {
 	cg     *ConsumerGroup
 	tp     topicPartition
 	prev   *partitionWorker // a predecessor for the same partition still stopping
 	log    *slog.Logger
-	ctx    context.Context // ended by stop, abandon, loss and expiry
+	ctx    context.Context // ended by stop, abandon and loss
 	cancel context.CancelFunc
-	ev     *workerEvents
+	inbox  *inbox
 	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
@@ -60,6 +61,7 @@ type partitionWorker struct {
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
 	spcClosed     chan struct{}         // closed once the last partition consumer is closed
+	expired       bool                  // pump found the session holding the claim gone
 
 	// mayHoldNode: an owner node of this instance's session may remain for
 	// the partition (a release or a clean-up that did not get through).
@@ -67,13 +69,17 @@ type partitionWorker struct {
 	// after done and sweeps the node (see sweepOwnerNode).
 	mayHoldNode bool
 
-	// handing is held while pump hands messages out. A pause of the
-	// delivery gate that finds it free takes back what a claim's buffer
-	// holds at once (see takeBackOutsidePump), wherever else the worker is.
+	// handing is held while the worker hands messages out or takes its
+	// messages in state consuming. A pause of the delivery gate that finds
+	// it free takes back what a claim's buffer holds at once (see
+	// takeBackOutsidePump), wherever else the worker is.
 	handing sync.Mutex
-	// takenBack is the lowest offset taken back that way (-1: none), which
-	// the next pump restarts below; guarded by handing.
-	takenBack int64
+	// takeBackFrom is the partition consuming hands out (nil outside
+	// consuming), and takenBack the lowest offset the take-back outside
+	// pump took (-1: none), which the pause's handling restarts below;
+	// both guarded by handing.
+	takeBackFrom *offsets.Partition
+	takenBack    int64
 }
 
 func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- coord.Worker) *partitionWorker {
@@ -87,7 +93,7 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &partitionWorker{
 		cg: cg, tp: tp, ctx: ctx, cancel: cancel,
-		ev:      newWorkerEvents(cancel),
+		inbox:   newInbox(cancel),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
@@ -109,7 +115,7 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 func (w *partitionWorker) stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
-		w.ev.raise(eventAbandon)
+		w.inbox.abandon()
 		if w.prev != nil {
 			// A predecessor still stopping is tracked by nobody but us,
 			// and our done waits for its: nothing may be committed there
@@ -117,20 +123,36 @@ func (w *partitionWorker) stop(abandon bool) {
 			w.prev.stop(true)
 		}
 	}
-	w.ev.raise(eventStop)
+	w.inbox.stop()
 }
 
-// seek tells the worker to resume at offset (negative: Offsets.Initial).
-func (w *partitionWorker) seek(offset int64) { w.ev.raiseSeek(offset) }
-
 // lost tells the worker its claim is gone.
-func (w *partitionWorker) lost() { w.ev.raise(eventLoss) }
+func (w *partitionWorker) lost() { w.inbox.lost() }
 
 // claimEnded reports whether a worker that ended on its own did so because
 // its claim ended (lost, or the session holding it gone) rather than
 // because of an error. Read it after the worker's exit was received.
 func (w *partitionWorker) claimEnded() bool {
-	return w.ev.has(eventLoss) || w.ev.has(eventExpiry) || w.ev.has(eventAbandon)
+	return w.claimLost() || w.expired || w.inbox.has(eventAbandon)
+}
+
+// claimLost reports whether the claim was seen to end (the epoch moved,
+// the owner node deleted). The tracked partition keeps that record, for
+// the committer and the worker alike.
+func (w *partitionWorker) claimLost() bool { return w.owned != nil && w.owned.Lost() }
+
+// listenToGate makes a pause of the delivery gate one more message in
+// the worker's inbox, for the worker's whole life, from a pause already
+// in force on.
+func (w *partitionWorker) listenToGate() (stop func()) {
+	if w.cg.gate == nil {
+		return func() {} // a test's group without a fence
+	}
+	stop = w.cg.gate.Listen(w.onGatePause)
+	if w.cg.gate.Paused() {
+		w.inbox.pause()
+	}
+	return stop
 }
 
 // run drives the worker through its states until done.
@@ -141,6 +163,7 @@ func (w *partitionWorker) run() {
 			w.cg.wakeForSweep()
 		}
 	}()
+	stopListening := w.listenToGate()
 	st := stateClaiming
 	for st != stateDone {
 		e := w.runState(st)
@@ -151,6 +174,7 @@ func (w *partitionWorker) run() {
 		}
 		st = n
 	}
+	stopListening()
 	if w.spcClosed != nil {
 		<-w.spcClosed
 	}
@@ -211,9 +235,11 @@ func (w *partitionWorker) enter(st workerState) {
 	}
 }
 
-// takeOr takes the most urgent pending event, or returns def if none is.
-func (w *partitionWorker) takeOr(def workerEvent) workerEvent {
-	if e, _, ok := w.ev.take(); ok {
+// takeOr takes and handles the most urgent message in state st, or
+// returns def if none is pending.
+func (w *partitionWorker) takeOr(st workerState, def workerEvent) workerEvent {
+	if m, ok := w.inbox.take(); ok {
+		e, _, _ := w.handle(st, m, -1)
 		return e
 	}
 	return def
@@ -229,7 +255,7 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
 			w.mayHoldNode = w.prev.mayHoldNode // nobody claimed over it
-			return w.takeOr(eventStop)
+			return w.takeOr(stateClaiming, eventStop)
 		}
 	}
 	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
@@ -242,7 +268,7 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			} else if w.prev != nil && w.prev.mayHoldNode {
 				w.mayHoldNode = true // maybe no attempt found the predecessor's node
 			}
-			return w.takeOr(eventStop)
+			return w.takeOr(stateClaiming, eventStop)
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
 		w.mayHoldNode = true                                  // an earlier attempt may have applied
@@ -257,31 +283,27 @@ func (w *partitionWorker) claimPartition() workerEvent {
 }
 
 // drain is state draining: wait until every message handed out is marked,
-// up to Offsets.ProcessingTimeout, or until an event says no mark could be
-// committed any more.
+// up to Offsets.ProcessingTimeout, or until a message says no mark could
+// be committed any more. It waits on its inbox, the tracker and the
+// claim's reader at once.
 func (w *partitionWorker) drain() workerEvent {
 	if w.owned == nil {
-		return w.takeOr(eventFinished)
+		return w.takeOr(stateDraining, eventFinished)
 	}
-	if w.out != nil && cap(w.out) > 0 {
-		// A claim's buffer may still hold messages: a pause takes them back.
-		stopListening := w.cg.gate.Listen(w.ev.raisePause)
-		defer stopListening()
-		if w.cg.gate.Paused() { // paused before we listened
-			w.ev.raisePause()
-		}
-	}
+	deadline := time.NewTimer(time.Until(w.drainDeadline))
+	defer deadline.Stop()
 	for {
-		wake := w.ev.wait()
-		if e, _, ok := w.ev.take(); ok {
-			switch {
-			case e == eventPause:
-				w.recallWhileDraining()
-			case next(stateDraining, e) != stateDraining:
-				w.recallBeforeRelease(w.owned) // nothing the buffer holds counts any more
+		wake := w.inbox.wait()
+		if m, ok := w.inbox.take(); ok {
+			if e, _, _ := w.handle(stateDraining, m, -1); next(stateDraining, e) != stateDraining {
 				return e
 			}
 			continue // a pause taken care of, or a stop while stopping
+		}
+		settled, changed := w.owned.Tracker.Settled()
+		if settled {
+			w.drainErr = nil
+			return eventFinished
 		}
 		// While a claim's buffer holds messages the handler has yet to
 		// read, the end of its reader takes them back: nobody can mark
@@ -290,41 +312,31 @@ func (w *partitionWorker) drain() workerEvent {
 		if w.out != nil && len(w.out) > 0 {
 			goneC = w.readerGone
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
-		go func() {
-			select {
-			case <-wake:
-				cancel()
-			case <-goneC:
-				cancel()
-			case <-ctx.Done():
+		select {
+		case <-wake:
+		case <-changed:
+		case <-goneC:
+			w.recallUnread()
+		case <-deadline.C:
+			// nil when a mark raced the deadline; else the timeout naming
+			// the outstanding offsets, reported with the final commit.
+			if w.drainErr = w.owned.Tracker.Unsettled(context.DeadlineExceeded); w.drainErr != nil {
+				w.recallAfterDrainTimeout()
 			}
-		}()
-		err := w.owned.Tracker.Drain(ctx)
-		cancel()
-		if errors.Is(err, context.Canceled) {
-			if goneC != nil && isClosed(goneC) {
-				w.recallUnread()
-			}
-			continue // woken by an event or the reader's end: look again
+			return eventFinished
 		}
-		if err != nil {
-			w.recallAfterDrainTimeout()
-		}
-		w.drainErr = err // nil, or the timeout naming the outstanding offsets
-		return eventFinished
 	}
 }
 
-// commitFinal is state committing: commit what was marked, unless an event
-// since the drain says the claim may no longer be ours.
+// commitFinal is state committing: commit what was marked, unless a
+// message since the drain says the claim may no longer be ours.
 func (w *partitionWorker) commitFinal() workerEvent {
 	for {
-		e, _, ok := w.ev.take()
+		m, ok := w.inbox.take()
 		if !ok {
 			break
 		}
-		if next(stateCommitting, e) != stateCommitting {
+		if e, _, _ := w.handle(stateCommitting, m, -1); next(stateCommitting, e) != stateCommitting {
 			return e
 		}
 	}
@@ -340,8 +352,7 @@ func (w *partitionWorker) commitFinal() workerEvent {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
 	}
 	if w.owned.Lost() {
-		w.ev.raise(eventLoss) // the epoch moved during the final commit
-		return w.takeOr(eventLoss)
+		return eventLoss // the epoch moved during the final commit
 	}
 	return eventFinished
 }

@@ -17,7 +17,7 @@ import (
 func (w *partitionWorker) consumePartition() workerEvent {
 	stored, err := w.readOffset()
 	if err != nil {
-		return w.takeOr(eventStop) // the worker's context ended: an event says why
+		return w.takeOr(stateConsuming, eventStop) // the worker's context ended: a message says why
 	}
 	owned := w.cg.offsetManager.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
@@ -26,7 +26,7 @@ func (w *partitionWorker) consumePartition() workerEvent {
 	w.alignStores(owned, stored)
 	sink := w.cg.claimSink()
 	if w.out = sink.open(w, owned, stored.Start()); w.out == nil {
-		return w.endConsuming(owned) // nothing will be handed out after all
+		return w.endConsuming() // nothing will be handed out after all
 	}
 	w.sink = sink
 	return w.consume(owned, stored.Start())
@@ -71,60 +71,55 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
-// an event other than a seek ends it, which it returns; a seek restarts
-// the fetch at its target.
+// a message other than a seek or a pause ends it, which it returns; a
+// seek, a pause that took messages back and the end of a source restart
+// the fetch.
 func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEvent {
-	// A pause reaches the worker as an event all through consuming; pump
-	// takes back what a claim's buffer holds when it takes the event. Away
-	// from pump (opening a partition consumer, a cool-down, a start
-	// commit), the pause itself takes it back (see takeBackOutsidePump).
-	stopListening := w.cg.gate.Listen(w.onPause(owned))
-	defer stopListening()
+	w.handing.Lock()
+	w.takeBackFrom = owned // the gate's take-back outside pump may act now
+	w.handing.Unlock()
+	defer func() {
+		w.handing.Lock()
+		w.takeBackFrom = nil
+		w.handing.Unlock()
+	}()
 	fetcher := w.cg.fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
 	start := next
 	for {
+		// Messages posted while no pump ran. Checked again once handing
+		// is free: a pause posted while it was held left all to us.
+		for w.inbox.pending.Load() {
+			e, resume, ended, ok := w.takeLocked(start)
+			switch {
+			case ok && ended:
+				return e
+			case ok:
+				start = resume
+			}
+		}
 		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
 			var ok bool
 			if start, ok = w.startAtInitial(owned); !ok {
-				return w.endConsuming(owned)
+				return w.endConsuming()
 			}
 		}
 		src, err := fetcher.Open(start)
 		if err != nil {
 			if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) || errors.Is(err, fetch.ErrClosing) {
-				return w.endConsuming(owned)
+				return w.endConsuming()
 			}
-			if errors.Is(err, errSeekPending) {
-				// The offset stored underneath wins: take the seek.
-				if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
-					if ended {
-						return e
-					}
-					start = resume
-					continue
-				}
+			if errors.Is(err, errSeekPending) && w.inbox.pending.Load() {
+				continue // the offset stored underneath wins: take the seek
 			}
 			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
 			if !w.cooldown() {
-				return w.endConsuming(owned)
+				return w.endConsuming()
 			}
 			continue
 		}
 		w.handing.Lock()
-		if to, restart := w.restartAfterTakeBack(owned, start); restart {
-			w.handing.Unlock()
-			src.Close()
-			start = to
-			continue
-		}
 		resume, end, ended := w.pump(owned, src, start)
 		w.handing.Unlock()
-		if !ended && w.cg.gate.Paused() {
-			// A pause that came as pump returned found it busy, and pump
-			// did not take it: take back here. (Ended, the drain or the
-			// release takes back what is left.)
-			w.takeBackOutsidePump(owned)
-		}
 		if ended {
 			// sarama closes a partition consumer only after its broker's
 			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
@@ -144,55 +139,44 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 }
 
 // endConsuming returns the event that ends consuming once nothing more
-// will be handed out: the one raised (stop, abandon, loss or expiry; seeks
-// before it are applied), or a stop when none was.
-func (w *partitionWorker) endConsuming(owned *offsets.Partition) workerEvent {
+// will be handed out: the message posted (stop, abandon or loss; seeks
+// and pauses before it are handled), or a stop when none was.
+func (w *partitionWorker) endConsuming() workerEvent {
 	for {
-		e, _, ended, ok := w.takeWhileConsuming(owned, -1)
+		e, _, ended, ok := w.takeLocked(-1)
 		if !ok || ended {
 			return e
 		}
 	}
 }
 
-// takeWhileConsuming takes the most urgent pending event in state
-// consuming. A seek restarts the partition's offsets at its target (resume
-// there: ended false, resume the target), and so does a pause that took messages back from a
-// claim's buffer (restarting at the marked offset; a pause that took
-// nothing back changes nothing); any other event ends consuming (ended), a
-// stop while the instance is fenced off from ZooKeeper as an abandon. ok
-// is false when no event was pending; start is where pump started.
-func (w *partitionWorker) takeWhileConsuming(owned *offsets.Partition, start int64) (e workerEvent, resume int64, ended, ok bool) {
-	e, to, ok := w.ev.take()
-	for ok && e == eventPause {
-		// Delivery paused: take back what a claim's buffer holds. The next
-		// hand-over waits for the gate to open.
-		if to, restarted := w.recallOnPause(owned, start); restarted {
-			return eventSeek, to, false, true
+// takeLocked is takeWhileConsuming with handing held, for the worker
+// away from pump.
+func (w *partitionWorker) takeLocked(start int64) (e workerEvent, resume int64, ended, ok bool) {
+	w.handing.Lock()
+	defer w.handing.Unlock()
+	return w.takeWhileConsuming(start)
+}
+
+// takeWhileConsuming takes and handles the pending messages in state
+// consuming (see handle) until one ends consuming (ended), one restarts
+// the fetch (resume there: a seek, or a pause that took messages back), or
+// none is left (ok false). start is where the current fetch started.
+// Called with handing held.
+func (w *partitionWorker) takeWhileConsuming(start int64) (e workerEvent, resume int64, ended, ok bool) {
+	for {
+		m, ok := w.inbox.take()
+		if !ok {
+			return eventStop, 0, true, false
 		}
-		e, to, ok = w.ev.take()
-	}
-	switch {
-	case !ok:
-		return eventStop, 0, true, false
-	case e == eventSeek:
-		w.recall() // from the old position
-		owned.Restart(to)
-		return e, to, false, true
-	case e == eventStop:
-		if w.cg.gate.Paused() {
-			// Waiting for marks and a final commit would only hold up a
-			// rebalance or Close (what was marked is delivered again). The
-			// release is still tried: if the session survives, the owner
-			// node is still ours.
-			w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
-			w.recallBeforeRelease(owned)
-			return eventAbandon, 0, true, true
+		e, resume, restart := w.handle(stateConsuming, m, start)
+		if next(stateConsuming, e) != stateConsuming {
+			return e, 0, true, true
 		}
-		return e, 0, true, true // a clean stop: the handler reads what the buffer holds
+		if restart {
+			return e, resume, false, true
+		}
 	}
-	w.recallBeforeRelease(owned) // the claim may no longer be ours
-	return e, 0, true, true
 }
 
 // onOutOfRange handles a stored offset out of the log's range as upstream
@@ -248,23 +232,24 @@ func offsetName(o int64) string {
 	return fmt.Sprint(o)
 }
 
-// pump hands messages from src to the worker's output until an event ends
-// it, or a seek or the source's end moves it: it returns where to resume
-// (ended false), or the event that ends consuming (ended).
+// pump hands messages from src to the worker's output until a message
+// ends it, or a seek, a pause or the source's end moves it: it returns
+// where to resume (ended false), or the event that ends consuming (ended).
+// Called with handing held.
 //
-// Events are taken whenever the pending flag says one was raised, before
+// Messages are taken whenever the inbox's pending flag is set, before
 // every hand-over, and they cut a wait for the source, for a reader or for
 // the fence short.
 func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end workerEvent, ended bool) {
 	last := int64(-1)
 	out := w.out
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.Claim.SessionID }
-	wake := w.ev.wait()
+	wake := w.inbox.wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
-		if w.ev.pending.Load() {
-			wake = w.ev.wait()
-			if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+		if w.inbox.pending.Load() {
+			wake = w.inbox.wait()
+			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
 				return resume, e, ended
 			}
 		}
@@ -278,12 +263,12 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 				// error, sarama gave up on the partition): resume after
 				// what went out.
 				if last >= 0 {
-					return last + 1, eventSeek, false
+					return last + 1, eventSourceEnded, false
 				}
-				return start, eventSeek, false
+				return start, eventSourceEnded, false
 			}
 			if m == nil {
-				wake = w.ev.wait()
+				wake = w.inbox.wait()
 				continue // the pending flag is set: take the event
 			}
 		}
@@ -309,14 +294,16 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 		case stale:
 			// The session holding the claim is gone: someone else may own
 			// the partition by now.
-			w.ev.raise(eventExpiry)
-			return 0, w.endConsuming(owned), true
+			w.expired = true
+			w.cancel() // as a message that ends the worker would
+			e, _, _ := w.handle(stateConsuming, message{event: eventExpiry}, start)
+			return 0, e, true
 		default:
-			// An event cut the hand-over short: m was not handed over. The
+			// A message cut the hand-over short: m was not handed over. The
 			// loop takes the event; if it only moved nothing (none left),
 			// m is offered again first, never skipped.
-			wake = w.ev.wait()
-			if e, resume, ended, ok := w.takeWhileConsuming(owned, start); ok {
+			wake = w.inbox.wait()
+			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
 				return resume, e, ended
 			}
 			held = m

@@ -1,59 +1,45 @@
 package consumergroup
 
 // The life of a partition worker is one state machine. A worker is in one
-// state at a time; it leaves it when the state's own work ends or when an
-// event arrives, and next says, for every state and every event, where it
-// goes. No state ignores an event by accident: a row that stays put says so.
+// state at a time; it leaves it when the state's own work ends or when a
+// message from its inbox arrives, and next says, for every state and every
+// event, where it goes. No state ignores an event by accident: a row that
+// stays put says so. Who raises each event and the one function that
+// handles it: docs/worker.md.
 //
-//	state \ event  finished    stop        abandon    loss       seek        expiry     pause       failed
-//	claiming       consuming   done        done       done       claiming    done       claiming    done
-//	consuming      draining    draining    releasing  releasing  consuming   releasing  consuming   releasing
-//	draining       committing  draining    releasing  releasing  committing  releasing  draining    committing
-//	committing     releasing   committing  releasing  releasing  releasing   releasing  committing  releasing
-//	releasing      done        releasing   releasing  releasing  releasing   releasing  releasing   done
-//	done           done        done        done       done       done        done       done        done
+//	state \ event  finished    stop        stop-fenced  abandon    loss       seek        expiry     pause       source-ended  failed
+//	claiming       consuming   done        done         done       done       claiming    done       claiming    claiming      done
+//	consuming      draining    draining    releasing    releasing  releasing  consuming   releasing  consuming   consuming     releasing
+//	draining       committing  draining    draining     releasing  releasing  committing  releasing  draining    draining      committing
+//	committing     releasing   committing  committing   releasing  releasing  releasing   releasing  committing  committing    releasing
+//	releasing      done        releasing   releasing    releasing  releasing  releasing   releasing  releasing   releasing     done
+//	done           done        done        done         done       done       done        done       done        done          done
 //
 // What the states do:
 //   - claiming: wait for the partition's previous worker here to end, then
-//     for the claim (the claim loop waits while someone else owns it).
-//     Nothing is held yet, so every event but a seek ends the worker.
+//     for the claim. Nothing is held yet, so every event but a seek or a
+//     pause ends the worker.
 //   - consuming: read the committed offset, track it, then fetch and hand
-//     messages to the application. A seek (an offset conflict adopted the
-//     stored offset) restarts the fetch there and stays; so does a pause
-//     (the instance fenced off from ZooKeeper), after taking back what a
-//     claim's buffer holds (see worker_recall.go). A stop drains;
-//     anything that means the claim may no longer be ours (abandon, loss,
-//     expiry) hands out nothing more and skips the drain and the commit.
-//     A stop while the instance is fenced off from ZooKeeper counts as an
-//     abandon: marks could not be committed safely.
+//     messages to the application. A seek restarts the fetch at its target
+//     and stays; so does a pause, after taking back what a claim's buffer
+//     holds, and the end of a fetch source (reopened after what went out).
+//     A stop drains; anything that means the claim may no longer be ours
+//     (abandon, loss, expiry), or that marks could not be committed safely
+//     (stop-fenced), hands out nothing more and skips the drain and the
+//     commit.
 //   - draining: hand out nothing more and wait, up to
 //     Offsets.ProcessingTimeout, for every message handed out to be
 //     marked. It ends as soon as no mark can lead to a commit any more: the
 //     claim lost, the worker abandoned, the session gone, or a conflict
-//     (seek: the stored offset stands and marks are refused). A pause
-//     takes back what a claim's buffer still holds.
+//     (seek: the stored offset stands and marks are refused).
 //   - committing: the final commit of what was marked. It runs to its end
 //     once started; a loss it finds makes the release a release after loss.
 //   - releasing: delete the owner node if it is still ours (see
 //     releaseKind). Events change nothing any more.
-//   - done: the worker has ended; its partition consumer is closed.
+//   - done: the worker has ended; its fetch source is closed.
 //
-// Where the events come from:
-//   - stop: the manage loop (the partition moved away, or Close);
-//   - abandon: the manage loop, when the session expired or the instance
-//     is fenced off, so nothing may be committed;
-//   - loss: the claim watch or a refused commit: the epoch moved, the
-//     owner node was deleted or its epoch node created again;
-//   - seek: the offset manager, after adopting a stored offset that
-//     changed underneath;
-//   - expiry: the worker itself, when the session that holds its claim is
-//     no longer the current one;
-//   - pause: the delivery gate, when the session fence pauses delivery
-//     (the worker listens to it while it hands messages out);
-//   - finished and failed: the state's own work.
-//
-// A handler's ConsumeClaim that returns early ends its session, which stops
-// every worker of it: a stop, as for any session's end.
+// The one guard: a stop taken while the delivery gate is paused (the
+// instance fenced off from ZooKeeper) is stop-fenced (see handle).
 
 // workerState is a stage in the life of a partition worker.
 type workerState uint8
@@ -81,18 +67,20 @@ func (s workerState) String() string {
 type workerEvent uint8
 
 const (
-	eventFinished workerEvent = iota // the state's own work ended
-	eventStop                        // stop after a drain and a final commit
-	eventAbandon                     // stop without the drain or the final commit
-	eventLoss                        // the claim ended under us
-	eventSeek                        // resume at the offset the offset manager adopted
-	eventExpiry                      // the session holding the claim is gone
-	eventPause                       // delivery paused: the instance is fenced off from ZooKeeper
-	eventFailed                      // the state's work failed for good
+	eventFinished    workerEvent = iota // the state's own work ended
+	eventStop                           // stop after a drain and a final commit
+	eventStopFenced                     // a stop while delivery is paused: no drain, no final commit
+	eventAbandon                        // stop without the drain or the final commit
+	eventLoss                           // the claim ended under us
+	eventSeek                           // resume at the offset the committer adopted
+	eventExpiry                         // the session holding the claim is gone
+	eventPause                          // delivery paused: the instance is fenced off from ZooKeeper
+	eventSourceEnded                    // the fetch source ended on its own: reopen after what went out
+	eventFailed                         // the state's work failed for good
 	numWorkerEvents
 )
 
-var workerEventNames = [...]string{"finished", "stop", "abandon", "loss", "seek", "expiry", "pause", "failed"}
+var workerEventNames = [...]string{"finished", "stop", "stop-fenced", "abandon", "loss", "seek", "expiry", "pause", "source-ended", "failed"}
 
 func (e workerEvent) String() string {
 	if e < numWorkerEvents {
@@ -105,64 +93,76 @@ func (e workerEvent) String() string {
 // state.
 var transitions = [numWorkerStates][numWorkerEvents]workerState{
 	stateClaiming: {
-		eventFinished: stateConsuming,
-		eventStop:     stateDone,
-		eventAbandon:  stateDone,
-		eventLoss:     stateDone,
-		eventSeek:     stateClaiming, // nothing is tracked yet: no seek can name it
-		eventExpiry:   stateDone,
-		eventPause:    stateClaiming, // nothing handed out yet
-		eventFailed:   stateDone,
+		eventFinished:    stateConsuming,
+		eventStop:        stateDone,
+		eventStopFenced:  stateDone,
+		eventAbandon:     stateDone,
+		eventLoss:        stateDone,
+		eventSeek:        stateClaiming, // nothing is tracked yet: no seek can name it
+		eventExpiry:      stateDone,
+		eventPause:       stateClaiming, // nothing handed out yet
+		eventSourceEnded: stateClaiming, // no source yet
+		eventFailed:      stateDone,
 	},
 	stateConsuming: {
-		eventFinished: stateDraining, // nothing more to hand out (the sink refused)
-		eventStop:     stateDraining,
-		eventAbandon:  stateReleasing,
-		eventLoss:     stateReleasing,
-		eventSeek:     stateConsuming, // resume at the adopted offset
-		eventExpiry:   stateReleasing,
-		eventPause:    stateConsuming, // take back the buffer; wait for the gate
-		eventFailed:   stateReleasing,
+		eventFinished:    stateDraining, // nothing more to hand out (the sink refused)
+		eventStop:        stateDraining,
+		eventStopFenced:  stateReleasing, // marks cannot be committed safely: what was marked is delivered again
+		eventAbandon:     stateReleasing,
+		eventLoss:        stateReleasing,
+		eventSeek:        stateConsuming, // resume at the adopted offset
+		eventExpiry:      stateReleasing,
+		eventPause:       stateConsuming, // take back the buffer; wait for the gate
+		eventSourceEnded: stateConsuming, // reopen after what went out
+		eventFailed:      stateReleasing,
 	},
 	stateDraining: {
-		eventFinished: stateCommitting,
-		eventStop:     stateDraining, // already stopping
-		eventAbandon:  stateReleasing,
-		eventLoss:     stateReleasing,
-		eventSeek:     stateCommitting, // a conflict: nothing more to wait for; the stored offset stands
-		eventExpiry:   stateReleasing,
-		eventPause:    stateDraining, // take back the buffer
-		eventFailed:   stateCommitting,
+		eventFinished:    stateCommitting,
+		eventStop:        stateDraining, // already stopping
+		eventStopFenced:  stateDraining, // already stopping
+		eventAbandon:     stateReleasing,
+		eventLoss:        stateReleasing,
+		eventSeek:        stateCommitting, // a conflict: nothing more to wait for; the stored offset stands
+		eventExpiry:      stateReleasing,
+		eventPause:       stateDraining, // take back the buffer
+		eventSourceEnded: stateDraining,
+		eventFailed:      stateCommitting,
 	},
 	stateCommitting: {
-		eventFinished: stateReleasing,
-		eventStop:     stateCommitting,
-		eventAbandon:  stateReleasing,
-		eventLoss:     stateReleasing,
-		eventSeek:     stateReleasing,
-		eventExpiry:   stateReleasing,
-		eventPause:    stateCommitting,
-		eventFailed:   stateReleasing,
+		eventFinished:    stateReleasing,
+		eventStop:        stateCommitting,
+		eventStopFenced:  stateCommitting,
+		eventAbandon:     stateReleasing,
+		eventLoss:        stateReleasing,
+		eventSeek:        stateReleasing,
+		eventExpiry:      stateReleasing,
+		eventPause:       stateCommitting,
+		eventSourceEnded: stateCommitting,
+		eventFailed:      stateReleasing,
 	},
 	stateReleasing: {
-		eventFinished: stateDone,
-		eventStop:     stateReleasing,
-		eventAbandon:  stateReleasing,
-		eventLoss:     stateReleasing,
-		eventSeek:     stateReleasing,
-		eventExpiry:   stateReleasing,
-		eventPause:    stateReleasing,
-		eventFailed:   stateDone,
+		eventFinished:    stateDone,
+		eventStop:        stateReleasing,
+		eventStopFenced:  stateReleasing,
+		eventAbandon:     stateReleasing,
+		eventLoss:        stateReleasing,
+		eventSeek:        stateReleasing,
+		eventExpiry:      stateReleasing,
+		eventPause:       stateReleasing,
+		eventSourceEnded: stateReleasing,
+		eventFailed:      stateDone,
 	},
 	stateDone: {
-		eventFinished: stateDone,
-		eventStop:     stateDone,
-		eventAbandon:  stateDone,
-		eventLoss:     stateDone,
-		eventSeek:     stateDone,
-		eventExpiry:   stateDone,
-		eventPause:    stateDone,
-		eventFailed:   stateDone,
+		eventFinished:    stateDone,
+		eventStop:        stateDone,
+		eventStopFenced:  stateDone,
+		eventAbandon:     stateDone,
+		eventLoss:        stateDone,
+		eventSeek:        stateDone,
+		eventExpiry:      stateDone,
+		eventPause:       stateDone,
+		eventSourceEnded: stateDone,
+		eventFailed:      stateDone,
 	},
 }
 

@@ -98,6 +98,27 @@ func TestLifecycleProperties(t *testing.T) {
 	if n := next(stateDraining, eventStop); n != stateDraining {
 		t.Errorf("next(draining, stop) = %v, want draining", n)
 	}
+	// A stop while fenced off skips the drain and the commit, once
+	// stopping it changes nothing; the end of a fetch source reopens one.
+	if n := next(stateConsuming, eventStopFenced); n != stateReleasing {
+		t.Errorf("next(consuming, stop-fenced) = %v, want releasing", n)
+	}
+	for _, s := range []workerState{stateDraining, stateCommitting, stateReleasing} {
+		if n := next(s, eventStopFenced); n != next(s, eventStop) {
+			t.Errorf("next(%v, stop-fenced) = %v, want what a stop does (%v)", s, n, next(s, eventStop))
+		}
+	}
+	if n := next(stateConsuming, eventSourceEnded); n != stateConsuming {
+		t.Errorf("next(consuming, source-ended) = %v, want consuming", n)
+	}
+	// Neither a pause nor the end of a source ever moves a worker.
+	for s := workerState(0); s < numWorkerStates; s++ {
+		for _, e := range []workerEvent{eventPause, eventSourceEnded} {
+			if n := next(s, e); n != s {
+				t.Errorf("next(%v, %v) = %v, want to stay", s, e, n)
+			}
+		}
+	}
 	// A seek while consuming resumes; while draining, nothing marked from
 	// the old position can be committed, so the drain ends.
 	if n := next(stateConsuming, eventSeek); n != stateConsuming {
@@ -143,31 +164,32 @@ func TestReleaseFor(t *testing.T) {
 	}
 }
 
-// Events are taken most urgent first, each once; a newer seek replaces
-// one not taken yet; raising a stop twice is one stop.
-func TestWorkerEventsOrderAndOnce(t *testing.T) {
+// Messages are taken most urgent first, each once; a newer seek replaces
+// one not taken yet; posting a stop twice is one stop.
+func TestInboxOrderAndOnce(t *testing.T) {
 	cancelled := 0
-	ev := newWorkerEvents(func() { cancelled++ })
-	ev.raiseSeek(3)
-	ev.raiseSeek(9)
-	ev.raise(eventStop)
-	ev.raise(eventStop)
-	ev.raise(eventLoss)
-	if !ev.pending.Load() {
-		t.Fatal("events raised, but none pending")
+	in := newInbox(func() { cancelled++ })
+	in.seek(3)
+	in.seek(9)
+	in.pause()
+	in.stop()
+	in.stop()
+	in.lost()
+	if !in.pending.Load() {
+		t.Fatal("messages posted, but none pending")
 	}
 	var got []workerEvent
 	for {
-		e, to, ok := ev.take()
+		m, ok := in.take()
 		if !ok {
 			break
 		}
-		if e == eventSeek && to != 9 {
-			t.Errorf("seek to %d, want the newer target 9", to)
+		if m.event == eventSeek && m.seekTo != 9 {
+			t.Errorf("seek to %d, want the newer target 9", m.seekTo)
 		}
-		got = append(got, e)
+		got = append(got, m.event)
 	}
-	want := []workerEvent{eventLoss, eventStop, eventSeek}
+	want := []workerEvent{eventLoss, eventStop, eventSeek, eventPause}
 	if len(got) != len(want) {
 		t.Fatalf("took %v, want %v", got, want)
 	}
@@ -176,40 +198,44 @@ func TestWorkerEventsOrderAndOnce(t *testing.T) {
 			t.Fatalf("took %v, want %v", got, want)
 		}
 	}
-	if ev.pending.Load() {
+	if in.pending.Load() {
 		t.Error("pending after everything was taken")
 	}
 	if cancelled != 2 {
-		t.Errorf("context cancelled %d times, want once per distinct ending event (2)", cancelled)
+		t.Errorf("context cancelled %d times, want once per distinct ending message (2)", cancelled)
 	}
-	if !ev.has(eventStop) || !ev.has(eventLoss) || ev.has(eventAbandon) {
-		t.Error("has does not remember what was raised")
+	if !in.has(eventStop) || !in.has(eventLoss) || in.has(eventAbandon) {
+		t.Error("has does not remember what was posted")
+	}
+	in.pause()
+	if m, ok := in.take(); !ok || m.event != eventPause {
+		t.Errorf("a pause posted again after it was taken: took %v, %v", m.event, ok)
 	}
 }
 
-// A channel from wait closes at the next raise, also one that came between
-// wait and the check for events; raising a stop again wakes nobody.
-func TestWorkerEventsWait(t *testing.T) {
-	ev := newWorkerEvents(nil)
-	ch := ev.wait()
-	if _, _, ok := ev.take(); ok {
-		t.Fatal("an event before any was raised")
+// A channel from wait closes at the next post, also one that came between
+// wait and the check for messages; posting a stop again wakes nobody.
+func TestInboxWait(t *testing.T) {
+	in := newInbox(nil)
+	ch := in.wait()
+	if _, ok := in.take(); ok {
+		t.Fatal("a message before any was posted")
 	}
-	ev.raise(eventStop)
+	in.stop()
 	select {
 	case <-ch:
 	default:
-		t.Fatal("wait's channel still open after a raise")
+		t.Fatal("wait's channel still open after a post")
 	}
-	ev.take()
-	ch = ev.wait()
-	ev.raise(eventStop)
+	in.take()
+	ch = in.wait()
+	in.stop()
 	select {
 	case <-ch:
-		t.Fatal("a stop raised again woke a waiter")
+		t.Fatal("a stop posted again woke a waiter")
 	default:
 	}
-	ev.raiseSeek(1)
+	in.seek(1)
 	select {
 	case <-ch:
 	default:

@@ -63,64 +63,57 @@ func (w *partitionWorker) recallRestarting(owned *offsets.Partition) (n int, to 
 }
 
 // recallOnPause empties the output's buffer while the gate is paused. When
-// it took something back, the partition restarts at its marked offset
-// (restarted; to is where to fetch from, start when nothing is marked).
-// When nothing was taken back, nothing changes.
+// it, or the take-back outside pump before it, took something back, the
+// partition restarts at its marked offset below the lowest offset taken
+// back (restarted; to is where to fetch from, start when nothing is
+// marked). Otherwise nothing changes. Called with handing held.
 func (w *partitionWorker) recallOnPause(owned *offsets.Partition, start int64) (to int64, restarted bool) {
-	n, to := w.recallRestarting(owned)
-	if n == 0 {
-		return 0, false
+	owned.BeginRecall()
+	defer owned.EndRecall()
+	n, below := w.recall()
+	if w.takenBack >= 0 && (below < 0 || w.takenBack < below) {
+		below = w.takenBack
 	}
-	if to < 0 {
-		to = start
-	}
-	w.log.Info("fenced off with messages unread in the claim's buffer: taken back; the partition restarts at its marked offset", "offset", to, "taken back", n)
-	return to, true
-}
-
-// onPause is what a consuming worker does when the delivery gate pauses:
-// raise the pause for pump, and take back the buffer at once when no pump
-// runs.
-func (w *partitionWorker) onPause(owned *offsets.Partition) func() {
-	return func() {
-		w.ev.raisePause()
-		w.takeBackOutsidePump(owned)
-	}
-}
-
-// restartAfterTakeBack returns where to restart (restart true) when a
-// pause took messages back while no pump ran: the marked offset below the
-// lowest one taken back, as pump does after its own recall (start when
-// nothing is marked). Called with handing held, before pump.
-func (w *partitionWorker) restartAfterTakeBack(owned *offsets.Partition, start int64) (to int64, restart bool) {
-	below := w.takenBack
+	w.takenBack = -1
 	if below < 0 {
 		return 0, false
 	}
-	w.takenBack = -1
-	owned.BeginRecall()
-	defer owned.EndRecall()
 	if to = owned.RestartAtMark(below); to < 0 {
 		to = start
 	}
+	w.log.Info("fenced off with messages unread in the claim's buffer: taken back; the partition restarts at its marked offset", "offset", to, "taken back", n, "from", below)
 	return to, true
 }
 
+// onGatePause is the worker's listener on the delivery gate, for its whole
+// life: it posts the pause, and takes the buffer back at once when no pump
+// runs (see takeBackOutsidePump). It runs in the gate's goroutine, so it
+// must not block.
+func (w *partitionWorker) onGatePause() {
+	w.inbox.pause()
+	w.takeBackOutsidePump()
+}
+
 // takeBackOutsidePump empties the output's buffer when the gate pauses
-// while no pump runs (the worker may be elsewhere for long); the next pump
-// restarts below the lowest offset taken back. It runs in the gate's
-// goroutine, so it must not block: commitMu is not taken. See
+// while the worker is consuming but no pump runs (it may be elsewhere for
+// long), and posts the pause again, so its handling restarts below the
+// lowest offset taken back. It must not block: commitMu is not taken. See
 // docs/recall.md, "The take-back outside pump".
-func (w *partitionWorker) takeBackOutsidePump(owned *offsets.Partition) {
-	if w.out == nil || cap(w.out) == 0 || !w.handing.TryLock() {
-		return // nothing to take back, or pump takes the pause event itself
+func (w *partitionWorker) takeBackOutsidePump() {
+	if !w.handing.TryLock() {
+		return // pump (or the worker's own take) handles the pause itself
 	}
 	defer w.handing.Unlock()
+	owned := w.takeBackFrom
+	if owned == nil || w.out == nil || cap(w.out) == 0 {
+		return // not consuming, or nothing a buffer could hold
+	}
 	if n, lowest := w.recallCapped(owned); n > 0 {
 		if w.takenBack < 0 || lowest < w.takenBack {
 			w.takenBack = lowest
 		}
 		w.log.Info("fenced off with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
+		w.inbox.pause()
 	}
 }
 

@@ -1,0 +1,87 @@
+package consumergroup
+
+// handle acts on event e taken in state st, and returns the event the
+// table moves on: e itself, or stop-fenced for a stop taken while the
+// delivery gate is paused (the table's one guard). In consuming, a seek
+// and a pause that took messages back also say where the fetch restarts
+// (restart, at resume; start is where the current fetch started). Every
+// message of the inbox, and pump's expiry, is acted on here and nowhere
+// else: see docs/worker.md, "Event map".
+func (w *partitionWorker) handle(st workerState, m message, start int64) (e workerEvent, resume int64, restart bool) {
+	e = m.event
+	if e == eventStop && w.fencedOff() {
+		e = eventStopFenced
+	}
+	switch e {
+	case eventStop:
+		// A clean stop: the handler reads what the buffer holds.
+	case eventStopFenced:
+		w.onStopFenced(st)
+	case eventPause:
+		resume, restart = w.onPause(st, start)
+	case eventSeek:
+		resume, restart = w.onSeek(st, m.seekTo)
+	case eventAbandon, eventLoss, eventExpiry:
+		w.onClaimInDoubt(st)
+	}
+	return e, resume, restart
+}
+
+// fencedOff reports whether the delivery gate is paused: the instance is
+// fenced off from ZooKeeper.
+func (w *partitionWorker) fencedOff() bool {
+	return w.cg != nil && w.cg.gate != nil && w.cg.gate.Paused()
+}
+
+// onStopFenced: waiting for marks and a final commit would only hold up a
+// rebalance or Close (what was marked is delivered again). The release is
+// still tried: if the session survives, the owner node is still ours.
+func (w *partitionWorker) onStopFenced(st workerState) {
+	if st == stateConsuming {
+		w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
+		w.recallBeforeRelease(w.owned)
+	}
+}
+
+// onPause takes back what a claim's buffer holds while delivery is paused.
+// Consuming, the fetch restarts at the marked offset when anything was
+// taken back (see recallOnPause); draining, the final commit stores the
+// marked offset.
+func (w *partitionWorker) onPause(st workerState, start int64) (resume int64, restart bool) {
+	if w.owned == nil || w.out == nil || cap(w.out) == 0 {
+		return 0, false // nothing handed out, or nothing a buffer could hold
+	}
+	switch st {
+	case stateConsuming:
+		return w.recallOnPause(w.owned, start)
+	case stateDraining:
+		w.recallWhileDraining()
+	}
+	return 0, false
+}
+
+// onSeek follows a stored offset the committer adopted (a conflict).
+// Consuming, the fetch restarts there; draining, nothing marked can be
+// committed any more, and the buffer is taken back.
+func (w *partitionWorker) onSeek(st workerState, to int64) (resume int64, restart bool) {
+	if w.owned == nil {
+		return 0, false
+	}
+	switch st {
+	case stateConsuming:
+		w.recall() // from the old position
+		w.owned.Restart(to)
+		return to, true
+	case stateDraining:
+		w.recallBeforeRelease(w.owned)
+	}
+	return 0, false
+}
+
+// onClaimInDoubt: the claim may no longer be ours (abandon, loss, expiry),
+// so nothing the buffer holds may be read any more.
+func (w *partitionWorker) onClaimInDoubt(st workerState) {
+	if st == stateConsuming || st == stateDraining {
+		w.recallBeforeRelease(w.owned)
+	}
+}
