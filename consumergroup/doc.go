@@ -118,7 +118,7 @@
 // underneath: resume there), expiry (the session holding the claim is
 // gone) and pause (fenced off: what a claim's buffer holds is taken
 // back). Every state says what each event does; the table is in
-// worker_lifecycle.go, and docs/worker.md maps each event to where it is
+// internal/worker, and docs/worker.md maps each event to where it is
 // raised and handled. Three rules follow from it. A partition stops
 // handing out messages the moment its claim may no longer be ours, and
 // then neither waits for marks nor commits. A stop never skips the drain

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -36,23 +37,23 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	cases := []struct {
 		name  string
 		event func(o *offsets.Partition, w *partitionWorker)
-		want  workerState
+		want  worker.State
 	}{
-		{"claim lost", func(o *offsets.Partition, w *partitionWorker) { o.SetLost(); w.lost() }, stateReleasing},
-		{"abandoned", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
-		{"session gone: the manage loop abandons", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
+		{"claim lost", func(o *offsets.Partition, w *partitionWorker) { o.SetLost(); w.lost() }, worker.Releasing},
+		{"abandoned", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, worker.Releasing},
+		{"session gone: the manage loop abandons", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, worker.Releasing},
 		{"conflict", func(o *offsets.Partition, w *partitionWorker) {
 			o.SetSeeking()
 			w.CommitResult(offsets.CommitResult{Moved: true, Stored: 3})
-		}, stateCommitting},
+		}, worker.Committing},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w, om, o := drainingWorker(time.Minute)
 				w.stop(false) // what brought it to draining
-				w.inbox.take()
-				drained := make(chan workerEvent, 1)
+				w.inbox.Take()
+				drained := make(chan worker.Event, 1)
 				go func() { drained <- w.drain() }()
 				time.Sleep(time.Second)
 				start := time.Now()
@@ -61,22 +62,22 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 				if took := time.Since(start); took != 0 {
 					t.Errorf("drain took %v after the event, want it to end at once", took)
 				}
-				if got := next(stateDraining, e); got != c.want {
+				if got := worker.Next(worker.Draining, e); got != c.want {
 					t.Fatalf("drain ended with %v, leading to %v; want %v", e, got, c.want)
 				}
 				if w.drainErr != nil {
 					t.Errorf("drain error %v, want none: it was interrupted, not timed out", w.drainErr)
 				}
-				if c.want == stateCommitting {
-					if e := w.commitFinal(); e != eventFinished {
+				if c.want == worker.Committing {
+					if e := w.commitFinal(); e != worker.Finished {
 						t.Errorf("final commit ended with %v, want finished", e)
 					}
 					if next, dirty := o.Tracker.Pending(); dirty {
 						t.Errorf("offset %d still pending: the stored offset must stand", next)
 					}
 				}
-				if c.want == stateReleasing {
-					w.enter(stateReleasing)
+				if c.want == worker.Releasing {
+					w.enter(worker.Releasing)
 				}
 				if len(om.Snapshot()) != 0 {
 					t.Error("the partition is still tracked")
@@ -94,7 +95,7 @@ func TestDrainWaitsForMarks(t *testing.T) {
 		w, _, o := drainingWorker(time.Minute)
 		defer w.cancel()
 		start := time.Now()
-		drained := make(chan workerEvent, 1)
+		drained := make(chan worker.Event, 1)
 		go func() { drained <- w.drain() }()
 		time.Sleep(5 * time.Second)
 		w.stop(false)
@@ -107,7 +108,7 @@ func TestDrainWaitsForMarks(t *testing.T) {
 		if !o.Mark(nil, 0) {
 			t.Fatal("mark refused")
 		}
-		if e := <-drained; e != eventFinished {
+		if e := <-drained; e != worker.Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 		if took := time.Since(start); took != 10*time.Second {
@@ -126,7 +127,7 @@ func TestDrainTimesOut(t *testing.T) {
 		w, _, _ := drainingWorker(30 * time.Second)
 		defer w.cancel()
 		start := time.Now()
-		if e := w.drain(); e != eventFinished {
+		if e := w.drain(); e != worker.Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 		if took := time.Since(start); took != 30*time.Second {
@@ -157,7 +158,7 @@ func TestAbandonEndsThePredecessorsDrain(t *testing.T) {
 		prev, _, _ := drainingWorker(time.Minute)
 		defer prev.cancel()
 		prev.done = make(chan struct{})
-		drained := make(chan workerEvent, 1)
+		drained := make(chan worker.Event, 1)
 		go func() {
 			defer close(prev.done)
 			e := prev.drain()
@@ -169,16 +170,16 @@ func TestAbandonEndsThePredecessorsDrain(t *testing.T) {
 		w := newBareWorker()
 		defer w.cancel()
 		w.cg, w.tp, w.prev = prev.cg, prev.tp, prev
-		claimed := make(chan workerEvent, 1)
+		claimed := make(chan worker.Event, 1)
 		go func() { claimed <- w.claimPartition() }()
 		synctest.Wait()
 
 		start := time.Now()
 		w.stop(true) // the session expired: abandon
-		if e := <-claimed; e != eventAbandon {
+		if e := <-claimed; e != worker.Abandon {
 			t.Errorf("successor ended claiming with %v, want abandon", e)
 		}
-		if e := <-drained; e != eventAbandon {
+		if e := <-drained; e != worker.Abandon {
 			t.Errorf("predecessor's drain ended with %v, want abandon", e)
 		}
 		if took := time.Since(start); took != 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/fence"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -224,7 +225,7 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				if len(h.claims) != 0 || len(s.Claims()) != 0 {
 					t.Error("a claim started")
 				}
-				if got := w.inbox.has(eventLoss); got != c.wantLost {
+				if got := w.inbox.Has(worker.Loss); got != c.wantLost {
 					t.Errorf("worker's claim lost: %v, want %v", got, c.wantLost)
 				}
 			})
@@ -324,10 +325,10 @@ func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
 		synctest.Wait()
 
 		w.stop(false)
-		w.inbox.take()
-		w.enter(stateDraining)
+		w.inbox.Take()
+		w.enter(worker.Draining)
 		start := time.Now()
-		if e := w.drain(); e != eventFinished {
+		if e := w.drain(); e != worker.Finished {
 			t.Fatalf("drain ended with %v, want finished", e)
 		}
 		if w.drainErr != nil {

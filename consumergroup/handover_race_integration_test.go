@@ -7,6 +7,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/fetch"
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // fakePartitionConsumer serves messages and errors from channels the test
@@ -50,16 +51,16 @@ func openedConsumer(pc sarama.PartitionConsumer) fetch.Source {
 func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	f := newPumpFixture(t, 0) // unbuffered, as Messages()
 
-	f.w.inbox.seek(5)
-	if r := await(t, f.run()); r.ended || r.e != eventSeek || r.resume != 5 {
+	f.w.inbox.SeekTo(5)
+	if r := await(t, f.run()); r.ended || r.e != worker.Seek || r.resume != 5 {
 		t.Fatalf("pump = %+v, want to resume at 5", r)
 	}
 
 	// The application is busy: offset 5 waits in the hand-over.
 	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), 5)
 	time.Sleep(200 * time.Millisecond)
-	f.w.inbox.seek(5)
-	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
+	f.w.inbox.SeekTo(5)
+	if r := await(t, pumped); r.ended || r.e != worker.Seek || r.resume != 5 {
 		t.Fatalf("pump = %+v after a seek during the hand-over, want to resume at 5", r)
 	}
 	if d := f.owned.Tracker.LastDelivered(); d >= 5 {
@@ -77,7 +78,7 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	}
 
 	f.w.stop(false)
-	if r := await(t, pumped); !r.ended || r.e != eventStop {
+	if r := await(t, pumped); !r.ended || r.e != worker.Stop {
 		t.Errorf("pump = %+v after the stop, want to end with stop", r)
 	}
 }

@@ -155,9 +155,9 @@ func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Store
 func (w *partitionWorker) CommitResult(r offsets.CommitResult) {
 	switch {
 	case r.Lost:
-		w.inbox.lost()
+		w.inbox.Lost()
 	case r.Moved:
-		w.inbox.seek(r.Stored)
+		w.inbox.SeekTo(r.Stored)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -17,21 +18,21 @@ import (
 // sweeps wait for each other), and its calls are never abandoned. Every
 // case, and the bound, are in docs/owner-release.md.
 
-// release is state releasing: give the claim up as releaseFor says.
-func (w *partitionWorker) release() workerEvent {
+// release is state releasing: give the claim up as worker.ReleaseFor says.
+func (w *partitionWorker) release() worker.Event {
 	runBeforeRelease(w)
 	pc := w.claim
 	sess, _ := w.cg.kazoo.Session()
-	kind := releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.claimLost())
+	kind := worker.ReleaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.claimLost())
 	switch kind {
-	case releaseNothing:
+	case worker.ReleaseNothing:
 		w.log.Info("stopped; the session holding the claim is gone, nothing to release")
-		return eventFinished
-	case releaseOwnerNode:
+		return worker.Finished
+	case worker.ReleaseOwnerNode:
 		err := w.cg.claimer.Release(context.Background(), pc)
 		if err == nil {
 			w.log.Info("released")
-			return eventFinished
+			return worker.Finished
 		}
 		// Refused (the epoch moved since the final commit: a reset) or
 		// not through in time: the node may still be ours.
@@ -40,10 +41,10 @@ func (w *partitionWorker) release() workerEvent {
 	if err := w.cg.releaseIfOurs(pc); err != nil {
 		w.mayHoldNode = true
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release: %w", err))
-		return eventFailed
+		return worker.Failed
 	}
 	w.log.Info("stopped; the claim had moved on, its owner node is gone")
-	return eventFinished
+	return worker.Finished
 }
 
 // cleanUpInDoubtClaim deletes the owner node a stopped claim may have

@@ -8,6 +8,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -59,7 +60,7 @@ func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 		}()
 		<-started
 		w.stop(true)
-		if e, _, ended, _ := w.takeWhileConsuming(0); e != eventAbandon || !ended {
+		if e, _, ended, _ := w.takeWhileConsuming(0); e != worker.Abandon || !ended {
 			t.Fatalf("took %v (ended %v), want abandon", e, ended)
 		}
 		close(stop)

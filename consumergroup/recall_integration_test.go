@@ -11,6 +11,7 @@ import (
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -27,7 +28,7 @@ type pumpFixture struct {
 
 type pumpResult struct {
 	resume int64
-	e      workerEvent
+	e      worker.Event
 	ended  bool
 }
 
@@ -79,7 +80,7 @@ func (f *pumpFixture) toDraining(t *testing.T, offsets ...int64) {
 	f.waitBuffered(t, len(offsets))
 	f.w.stop(false)
 	await(t, res)
-	f.w.inbox.take() // the stop that brought it to draining
+	f.w.inbox.Take() // the stop that brought it to draining
 	close(f.out)
 }
 
@@ -113,11 +114,11 @@ func TestIntegrationRecallOnLoss(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		event func(w *partitionWorker)
-		want  workerEvent
+		want  worker.Event
 	}{
-		{"loss", func(w *partitionWorker) { w.lost() }, eventLoss},
-		{"abandon", func(w *partitionWorker) { w.stop(true) }, eventAbandon},
-		{"seek", func(w *partitionWorker) { w.inbox.seek(2) }, eventSeek},
+		{"loss", func(w *partitionWorker) { w.lost() }, worker.Loss},
+		{"abandon", func(w *partitionWorker) { w.stop(true) }, worker.Abandon},
+		{"seek", func(w *partitionWorker) { w.inbox.SeekTo(2) }, worker.Seek},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newPumpFixture(t, 8)
@@ -142,7 +143,7 @@ func TestIntegrationCleanStopKeepsTheBuffer(t *testing.T) {
 	res := f.run(0, 1, 2)
 	f.waitBuffered(t, 3)
 	f.w.stop(false)
-	if r := await(t, res); !r.ended || r.e != eventStop {
+	if r := await(t, res); !r.ended || r.e != worker.Stop {
 		t.Fatalf("pump = %+v, want to end with stop", r)
 	}
 	if n := len(f.out); n != 3 {
@@ -167,7 +168,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	}
 	f.w.cg.gate.Set(true)
 	r := await(t, res)
-	if r.ended || r.e != eventPause || r.resume != 1 {
+	if r.ended || r.e != worker.Pause || r.resume != 1 {
 		t.Fatalf("pump = %+v after the pause, want to resume at the marked offset 1", r)
 	}
 	if n := len(f.out); n != 0 {
@@ -207,7 +208,7 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	f.w.cg.gate.Set(false)
 	f.w.stop(false)
-	if r := await(t, res); !r.ended || r.e != eventStop {
+	if r := await(t, res); !r.ended || r.e != worker.Stop {
 		t.Fatalf("pump = %+v, want to end with the stop only", r)
 	}
 	if d := f.owned.Tracker.LastDelivered(); d != 1 {
@@ -224,13 +225,13 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	m0 := <-f.out
 	f.owned.Mark(m0, m0.Offset)
 	f.w.drainDeadline = time.Now().Add(time.Minute)
-	drained := make(chan workerEvent, 1)
+	drained := make(chan worker.Event, 1)
 	go func() { drained <- f.w.drain() }()
 	time.Sleep(100 * time.Millisecond)
 	f.w.cg.gate.Set(true)
 	select {
 	case e := <-drained:
-		if e != eventFinished {
+		if e != worker.Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 	case <-time.After(5 * time.Second):
@@ -254,7 +255,7 @@ func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 	m1 := <-f.out // the handler got 0 and 1 and marked 1
 	f.owned.Mark(m1, m1.Offset)
 	f.w.drainDeadline = time.Now().Add(200 * time.Millisecond)
-	if e := f.w.drain(); e != eventFinished {
+	if e := f.w.drain(); e != worker.Finished {
 		t.Fatalf("drain ended with %v, want finished", e)
 	}
 	if f.w.drainErr == nil {
@@ -288,7 +289,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 		t.Errorf("the buffer still holds %d messages while fenced off: the recall waits for the commit in flight", n)
 	}
 	f.owned.TestCommitLocker().Unlock()
-	if r := await(t, res); r.ended || r.e != eventPause || r.resume != 0 {
+	if r := await(t, res); r.ended || r.e != worker.Pause || r.resume != 0 {
 		t.Fatalf("pump = %+v, want to restart at the marked offset 0", r)
 	}
 }

@@ -1,6 +1,10 @@
 package consumergroup
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/zkgroup/kafka/internal/worker"
+)
 
 // Fenced off while the worker is away from pump, with messages unread in a
 // claim's buffer: between two partition consumers the worker may wait for
@@ -40,7 +44,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	f.w.handing.Lock()
 	e, to, ended, ok := f.w.takeWhileConsuming(r.resume)
 	f.w.handing.Unlock()
-	if !ok || ended || e != eventPause || to != 1 {
+	if !ok || ended || e != worker.Pause || to != 1 {
 		t.Errorf("takeWhileConsuming = %v, %d, ended %v, ok %v; want a pause restarting at the marked offset 1", e, to, ended, ok)
 	}
 	if f.owned.Mark(m1, m1.Offset) {

@@ -13,6 +13,7 @@ import (
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -24,7 +25,7 @@ type topicPartition struct {
 
 // partitionWorker owns one assigned partition for as long as it stays
 // assigned here: it claims it, consumes it, and on stop drains, commits and
-// releases it. Its life is the state machine of worker_lifecycle.go, run by
+// releases it. Its life is the state machine of internal/worker (Next), run by
 // one goroutine (run); everybody else talks to it through its inbox (stop,
 // abandon, lost, seek, pause), and it waits for nothing else. See
 // docs/worker.md.
@@ -35,7 +36,7 @@ type partitionWorker struct {
 	log    *slog.Logger
 	ctx    context.Context // ended by stop, abandon and loss
 	cancel context.CancelFunc
-	inbox  *inbox
+	inbox  *worker.Inbox
 	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
@@ -93,7 +94,7 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &partitionWorker{
 		cg: cg, tp: tp, ctx: ctx, cancel: cancel,
-		inbox:   newInbox(cancel),
+		inbox:   worker.NewInbox(cancel),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
@@ -115,7 +116,7 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 func (w *partitionWorker) stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
-		w.inbox.abandon()
+		w.inbox.Abandon()
 		if w.prev != nil {
 			// A predecessor still stopping is tracked by nobody but us,
 			// and our done waits for its: nothing may be committed there
@@ -123,17 +124,17 @@ func (w *partitionWorker) stop(abandon bool) {
 			w.prev.stop(true)
 		}
 	}
-	w.inbox.stop()
+	w.inbox.Stop()
 }
 
 // lost tells the worker its claim is gone.
-func (w *partitionWorker) lost() { w.inbox.lost() }
+func (w *partitionWorker) lost() { w.inbox.Lost() }
 
 // claimEnded reports whether a worker that ended on its own did so because
 // its claim ended (lost, or the session holding it gone) rather than
 // because of an error. Read it after the worker's exit was received.
 func (w *partitionWorker) claimEnded() bool {
-	return w.claimLost() || w.expired || w.inbox.has(eventAbandon)
+	return w.claimLost() || w.expired || w.inbox.Has(worker.Abandon)
 }
 
 // claimLost reports whether the claim was seen to end (the epoch moved,
@@ -150,7 +151,7 @@ func (w *partitionWorker) listenToGate() (stop func()) {
 	}
 	stop = w.cg.gate.Listen(w.onGatePause)
 	if w.cg.gate.Paused() {
-		w.inbox.pause()
+		w.inbox.Pause()
 	}
 	return stop
 }
@@ -164,10 +165,10 @@ func (w *partitionWorker) run() {
 		}
 	}()
 	stopListening := w.listenToGate()
-	st := stateClaiming
-	for st != stateDone {
+	st := worker.Claiming
+	for st != worker.Done {
 		e := w.runState(st)
-		n := next(st, e)
+		n := worker.Next(st, e)
 		if n != st {
 			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
 			w.enter(n)
@@ -194,29 +195,29 @@ func (w *partitionWorker) run() {
 }
 
 // runState does the work of state st and returns the event that ends it.
-func (w *partitionWorker) runState(st workerState) workerEvent {
+func (w *partitionWorker) runState(st worker.State) worker.Event {
 	switch st {
-	case stateClaiming:
+	case worker.Claiming:
 		return w.claimPartition()
-	case stateConsuming:
+	case worker.Consuming:
 		return w.consumePartition()
-	case stateDraining:
+	case worker.Draining:
 		return w.drain()
-	case stateCommitting:
+	case worker.Committing:
 		return w.commitFinal()
-	case stateReleasing:
+	case worker.Releasing:
 		return w.release()
 	}
 	panic("partition worker: no work for state " + st.String())
 }
 
 // enter does what entering state st takes, whatever the event.
-func (w *partitionWorker) enter(st workerState) {
+func (w *partitionWorker) enter(st worker.State) {
 	switch st {
-	case stateDraining:
+	case worker.Draining:
 		w.closeSink() // nothing more is handed out: the drain waits for marks
 		w.drainDeadline = time.Now().Add(w.cg.config.Offsets.ProcessingTimeout)
-	case stateReleasing:
+	case worker.Releasing:
 		w.closeSink()
 		if w.stopWatch != nil {
 			close(w.stopWatch) // before the release: ours is not a loss
@@ -228,7 +229,7 @@ func (w *partitionWorker) enter(st workerState) {
 			// final commit, untracking it again is harmless.
 			w.cg.offsetManager.Drop(w.owned)
 		}
-	case stateDone:
+	case worker.Done:
 		if w.claim != nil {
 			w.cg.met().dropLag(w.tp)
 		}
@@ -237,8 +238,8 @@ func (w *partitionWorker) enter(st workerState) {
 
 // takeOr takes and handles the most urgent message in state st, or
 // returns def if none is pending.
-func (w *partitionWorker) takeOr(st workerState, def workerEvent) workerEvent {
-	if m, ok := w.inbox.take(); ok {
+func (w *partitionWorker) takeOr(st worker.State, def worker.Event) worker.Event {
+	if m, ok := w.inbox.Take(); ok {
 		e, _, _ := w.handle(st, m, -1)
 		return e
 	}
@@ -246,7 +247,7 @@ func (w *partitionWorker) takeOr(st workerState, def workerEvent) workerEvent {
 }
 
 // claimPartition is state claiming: wait for the predecessor, then claim.
-func (w *partitionWorker) claimPartition() workerEvent {
+func (w *partitionWorker) claimPartition() worker.Event {
 	if w.prev != nil {
 		select {
 		case <-w.prev.done:
@@ -255,7 +256,7 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
 			w.mayHoldNode = w.prev.mayHoldNode // nobody claimed over it
-			return w.takeOr(stateClaiming, eventStop)
+			return w.takeOr(worker.Claiming, worker.Stop)
 		}
 	}
 	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
@@ -268,34 +269,34 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			} else if w.prev != nil && w.prev.mayHoldNode {
 				w.mayHoldNode = true // maybe no attempt found the predecessor's node
 			}
-			return w.takeOr(stateClaiming, eventStop)
+			return w.takeOr(worker.Claiming, worker.Stop)
 		}
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
 		w.mayHoldNode = true                                  // an earlier attempt may have applied
-		return eventFailed
+		return worker.Failed
 	}
 	w.claim = pc
 	w.log.Info("claimed", "epoch", pc.Epoch)
 	w.cg.met().claims.Inc(1)
 	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
 	close(w.claimed)
-	return eventFinished
+	return worker.Finished
 }
 
 // drain is state draining: wait until every message handed out is marked,
 // up to Offsets.ProcessingTimeout, or until a message says no mark could
 // be committed any more. It waits on its inbox, the tracker and the
 // claim's reader at once.
-func (w *partitionWorker) drain() workerEvent {
+func (w *partitionWorker) drain() worker.Event {
 	if w.owned == nil {
-		return w.takeOr(stateDraining, eventFinished)
+		return w.takeOr(worker.Draining, worker.Finished)
 	}
 	deadline := time.NewTimer(time.Until(w.drainDeadline))
 	defer deadline.Stop()
 	for {
-		wake := w.inbox.wait()
-		if m, ok := w.inbox.take(); ok {
-			if e, _, _ := w.handle(stateDraining, m, -1); next(stateDraining, e) != stateDraining {
+		wake := w.inbox.Wait()
+		if m, ok := w.inbox.Take(); ok {
+			if e, _, _ := w.handle(worker.Draining, m, -1); worker.Next(worker.Draining, e) != worker.Draining {
 				return e
 			}
 			continue // a pause taken care of, or a stop while stopping
@@ -303,7 +304,7 @@ func (w *partitionWorker) drain() workerEvent {
 		settled, changed := w.owned.Tracker.Settled()
 		if settled {
 			w.drainErr = nil
-			return eventFinished
+			return worker.Finished
 		}
 		// While a claim's buffer holds messages the handler has yet to
 		// read, the end of its reader takes them back: nobody can mark
@@ -323,25 +324,25 @@ func (w *partitionWorker) drain() workerEvent {
 			if w.drainErr = w.owned.Tracker.Unsettled(context.DeadlineExceeded); w.drainErr != nil {
 				w.recallAfterDrainTimeout()
 			}
-			return eventFinished
+			return worker.Finished
 		}
 	}
 }
 
 // commitFinal is state committing: commit what was marked, unless a
 // message since the drain says the claim may no longer be ours.
-func (w *partitionWorker) commitFinal() workerEvent {
+func (w *partitionWorker) commitFinal() worker.Event {
 	for {
-		m, ok := w.inbox.take()
+		m, ok := w.inbox.Take()
 		if !ok {
 			break
 		}
-		if e, _, _ := w.handle(stateCommitting, m, -1); next(stateCommitting, e) != stateCommitting {
+		if e, _, _ := w.handle(worker.Committing, m, -1); worker.Next(worker.Committing, e) != worker.Committing {
 			return e
 		}
 	}
 	if w.owned == nil {
-		return eventFinished
+		return worker.Finished
 	}
 	err := w.cg.offsetManager.FinalCommit(w.owned)
 	var conflict *OffsetConflictError
@@ -352,9 +353,9 @@ func (w *partitionWorker) commitFinal() workerEvent {
 		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
 	}
 	if w.owned.Lost() {
-		return eventLoss // the epoch moved during the final commit
+		return worker.Loss // the epoch moved during the final commit
 	}
-	return eventFinished
+	return worker.Finished
 }
 
 // closeSink ends the hand-over: nothing more is sent to the sink's channel.

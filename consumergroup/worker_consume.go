@@ -9,15 +9,16 @@ import (
 
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // consumePartition is state consuming: read and track the committed offset,
 // open the hand-over, then fetch and hand messages out, following seeks,
 // until an event ends it.
-func (w *partitionWorker) consumePartition() workerEvent {
+func (w *partitionWorker) consumePartition() worker.Event {
 	stored, err := w.readOffset()
 	if err != nil {
-		return w.takeOr(stateConsuming, eventStop) // the worker's context ended: a message says why
+		return w.takeOr(worker.Consuming, worker.Stop) // the worker's context ended: a message says why
 	}
 	owned := w.cg.offsetManager.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
@@ -74,7 +75,7 @@ func (w *partitionWorker) await(ready <-chan struct{}) bool {
 // a message other than a seek or a pause ends it, which it returns; a
 // seek, a pause that took messages back and the end of a source restart
 // the fetch.
-func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEvent {
+func (w *partitionWorker) consume(owned *offsets.Partition, next int64) worker.Event {
 	w.handing.Lock()
 	w.takeBackFrom = owned // the gate's take-back outside pump may act now
 	w.handing.Unlock()
@@ -88,7 +89,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 	for {
 		// Messages posted while no pump ran. Checked again once handing
 		// is free: a pause posted while it was held left all to us.
-		for w.inbox.pending.Load() {
+		for w.inbox.Pending() {
 			e, resume, ended, ok := w.takeLocked(start)
 			switch {
 			case ok && ended:
@@ -108,7 +109,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 			if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) || errors.Is(err, fetch.ErrClosing) {
 				return w.endConsuming()
 			}
-			if errors.Is(err, errSeekPending) && w.inbox.pending.Load() {
+			if errors.Is(err, errSeekPending) && w.inbox.Pending() {
 				continue // the offset stored underneath wins: take the seek
 			}
 			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
@@ -141,7 +142,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) workerEv
 // endConsuming returns the event that ends consuming once nothing more
 // will be handed out: the message posted (stop, abandon or loss; seeks
 // and pauses before it are handled), or a stop when none was.
-func (w *partitionWorker) endConsuming() workerEvent {
+func (w *partitionWorker) endConsuming() worker.Event {
 	for {
 		e, _, ended, ok := w.takeLocked(-1)
 		if !ok || ended {
@@ -152,7 +153,7 @@ func (w *partitionWorker) endConsuming() workerEvent {
 
 // takeLocked is takeWhileConsuming with handing held, for the worker
 // away from pump.
-func (w *partitionWorker) takeLocked(start int64) (e workerEvent, resume int64, ended, ok bool) {
+func (w *partitionWorker) takeLocked(start int64) (e worker.Event, resume int64, ended, ok bool) {
 	w.handing.Lock()
 	defer w.handing.Unlock()
 	return w.takeWhileConsuming(start)
@@ -163,14 +164,14 @@ func (w *partitionWorker) takeLocked(start int64) (e workerEvent, resume int64, 
 // the fetch (resume there: a seek, or a pause that took messages back), or
 // none is left (ok false). start is where the current fetch started.
 // Called with handing held.
-func (w *partitionWorker) takeWhileConsuming(start int64) (e workerEvent, resume int64, ended, ok bool) {
+func (w *partitionWorker) takeWhileConsuming(start int64) (e worker.Event, resume int64, ended, ok bool) {
 	for {
-		m, ok := w.inbox.take()
+		m, ok := w.inbox.Take()
 		if !ok {
-			return eventStop, 0, true, false
+			return worker.Stop, 0, true, false
 		}
-		e, resume, restart := w.handle(stateConsuming, m, start)
-		if next(stateConsuming, e) != stateConsuming {
+		e, resume, restart := w.handle(worker.Consuming, m, start)
+		if worker.Next(worker.Consuming, e) != worker.Consuming {
 			return e, 0, true, true
 		}
 		if restart {
@@ -240,15 +241,15 @@ func offsetName(o int64) string {
 // Messages are taken whenever the inbox's pending flag is set, before
 // every hand-over, and they cut a wait for the source, for a reader or for
 // the fence short.
-func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end workerEvent, ended bool) {
+func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end worker.Event, ended bool) {
 	last := int64(-1)
 	out := w.out
 	valid := func() bool { return w.cg.kazoo.SessionID() == owned.Claim.SessionID }
-	wake := w.inbox.wait()
+	wake := w.inbox.Wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
-		if w.inbox.pending.Load() {
-			wake = w.inbox.wait()
+		if w.inbox.Pending() {
+			wake = w.inbox.Wait()
 			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
 				return resume, e, ended
 			}
@@ -263,12 +264,12 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 				// error, sarama gave up on the partition): resume after
 				// what went out.
 				if last >= 0 {
-					return last + 1, eventSourceEnded, false
+					return last + 1, worker.SourceEnded, false
 				}
-				return start, eventSourceEnded, false
+				return start, worker.SourceEnded, false
 			}
 			if m == nil {
-				wake = w.inbox.wait()
+				wake = w.inbox.Wait()
 				continue // the pending flag is set: take the event
 			}
 		}
@@ -296,13 +297,13 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 			// the partition by now.
 			w.expired = true
 			w.cancel() // as a message that ends the worker would
-			e, _, _ := w.handle(stateConsuming, message{event: eventExpiry}, start)
+			e, _, _ := w.handle(worker.Consuming, worker.Message{Event: worker.Expiry}, start)
 			return 0, e, true
 		default:
 			// A message cut the hand-over short: m was not handed over. The
 			// loop takes the event; if it only moved nothing (none left),
 			// m is offered again first, never skipped.
-			wake = w.inbox.wait()
+			wake = w.inbox.Wait()
 			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
 				return resume, e, ended
 			}

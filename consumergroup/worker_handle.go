@@ -1,5 +1,7 @@
 package consumergroup
 
+import "github.com/zkgroup/kafka/internal/worker"
+
 // handle acts on event e taken in state st, and returns the event the
 // table moves on: e itself, or stop-fenced for a stop taken while the
 // delivery gate is paused (the table's one guard). In consuming, a seek
@@ -7,21 +9,21 @@ package consumergroup
 // (restart, at resume; start is where the current fetch started). Every
 // message of the inbox, and pump's expiry, is acted on here and nowhere
 // else: see docs/worker.md, "Event map".
-func (w *partitionWorker) handle(st workerState, m message, start int64) (e workerEvent, resume int64, restart bool) {
-	e = m.event
-	if e == eventStop && w.fencedOff() {
-		e = eventStopFenced
+func (w *partitionWorker) handle(st worker.State, m worker.Message, start int64) (e worker.Event, resume int64, restart bool) {
+	e = m.Event
+	if e == worker.Stop && w.fencedOff() {
+		e = worker.StopFenced
 	}
 	switch e {
-	case eventStop:
+	case worker.Stop:
 		// A clean stop: the handler reads what the buffer holds.
-	case eventStopFenced:
+	case worker.StopFenced:
 		w.onStopFenced(st)
-	case eventPause:
+	case worker.Pause:
 		resume, restart = w.onPause(st, start)
-	case eventSeek:
-		resume, restart = w.onSeek(st, m.seekTo)
-	case eventAbandon, eventLoss, eventExpiry:
+	case worker.Seek:
+		resume, restart = w.onSeek(st, m.SeekTo)
+	case worker.Abandon, worker.Loss, worker.Expiry:
 		w.onClaimInDoubt(st)
 	}
 	return e, resume, restart
@@ -36,8 +38,8 @@ func (w *partitionWorker) fencedOff() bool {
 // onStopFenced: waiting for marks and a final commit would only hold up a
 // rebalance or Close (what was marked is delivered again). The release is
 // still tried: if the session survives, the owner node is still ours.
-func (w *partitionWorker) onStopFenced(st workerState) {
-	if st == stateConsuming {
+func (w *partitionWorker) onStopFenced(st worker.State) {
+	if st == worker.Consuming {
 		w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
 		w.recallBeforeRelease(w.owned)
 	}
@@ -47,14 +49,14 @@ func (w *partitionWorker) onStopFenced(st workerState) {
 // Consuming, the fetch restarts at the marked offset when anything was
 // taken back (see recallOnPause); draining, the final commit stores the
 // marked offset.
-func (w *partitionWorker) onPause(st workerState, start int64) (resume int64, restart bool) {
+func (w *partitionWorker) onPause(st worker.State, start int64) (resume int64, restart bool) {
 	if w.owned == nil || w.out == nil || cap(w.out) == 0 {
 		return 0, false // nothing handed out, or nothing a buffer could hold
 	}
 	switch st {
-	case stateConsuming:
+	case worker.Consuming:
 		return w.recallOnPause(w.owned, start)
-	case stateDraining:
+	case worker.Draining:
 		w.recallWhileDraining()
 	}
 	return 0, false
@@ -63,16 +65,16 @@ func (w *partitionWorker) onPause(st workerState, start int64) (resume int64, re
 // onSeek follows a stored offset the committer adopted (a conflict).
 // Consuming, the fetch restarts there; draining, nothing marked can be
 // committed any more, and the buffer is taken back.
-func (w *partitionWorker) onSeek(st workerState, to int64) (resume int64, restart bool) {
+func (w *partitionWorker) onSeek(st worker.State, to int64) (resume int64, restart bool) {
 	if w.owned == nil {
 		return 0, false
 	}
 	switch st {
-	case stateConsuming:
+	case worker.Consuming:
 		w.recall() // from the old position
 		w.owned.Restart(to)
 		return to, true
-	case stateDraining:
+	case worker.Draining:
 		w.recallBeforeRelease(w.owned)
 	}
 	return 0, false
@@ -80,8 +82,8 @@ func (w *partitionWorker) onSeek(st workerState, to int64) (resume int64, restar
 
 // onClaimInDoubt: the claim may no longer be ours (abandon, loss, expiry),
 // so nothing the buffer holds may be read any more.
-func (w *partitionWorker) onClaimInDoubt(st workerState) {
-	if st == stateConsuming || st == stateDraining {
+func (w *partitionWorker) onClaimInDoubt(st worker.State) {
+	if st == worker.Consuming || st == worker.Draining {
 		w.recallBeforeRelease(w.owned)
 	}
 }

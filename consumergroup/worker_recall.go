@@ -90,7 +90,7 @@ func (w *partitionWorker) recallOnPause(owned *offsets.Partition, start int64) (
 // runs (see takeBackOutsidePump). It runs in the gate's goroutine, so it
 // must not block.
 func (w *partitionWorker) onGatePause() {
-	w.inbox.pause()
+	w.inbox.Pause()
 	w.takeBackOutsidePump()
 }
 
@@ -113,7 +113,7 @@ func (w *partitionWorker) takeBackOutsidePump() {
 			w.takenBack = lowest
 		}
 		w.log.Info("fenced off with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
-		w.inbox.pause()
+		w.inbox.Pause()
 	}
 }
 

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// inbox is a worker's one inbox: every message from outside its goroutine
-// (stop, abandon, lost, seek{to}, pause) is posted here, and the worker
-// takes them one at a time, most urgent first, and hands each to handle
-// (see docs/worker.md for who posts what).
+// Inbox is a partition worker's one inbox: every message from outside its
+// goroutine (stop, abandon, lost, seek{to}, pause) is posted here, and the
+// worker takes them one at a time, most urgent first (see docs/worker.md
+// for who posts what and where each is handled).
 //
 // Posting never blocks: the inbox is a set, not a queue. Each message is
 // taken once; stop, abandon and lost are posted once for good, a newer
@@ -18,8 +18,8 @@ import (
 //
 // Waiting: wait returns a channel closed at the next post. Take it before
 // checking for messages, and a post is never missed. The hot path of a
-// worker checks only pending.
-type inbox struct {
+// worker checks only Pending.
+type Inbox struct {
 	pending atomic.Bool // a message is posted and not taken yet
 
 	mu      sync.Mutex
@@ -34,55 +34,60 @@ type inbox struct {
 	cancel context.CancelFunc
 }
 
-// message is one message taken from the inbox: its event, and the target
-// of a seek.
-type message struct {
-	event  workerEvent
-	seekTo int64
+// Message is one message taken from the inbox: its event, and the target
+// of a seek (negative: Offsets.Initial).
+type Message struct {
+	Event  Event
+	SeekTo int64
 }
 
-// eventSet is a set of workerEvents.
+// eventSet is a set of Events.
 type eventSet uint16
 
-func (s eventSet) has(e workerEvent) bool { return s&(1<<e) != 0 }
+func (s eventSet) has(e Event) bool { return s&(1<<e) != 0 }
 
 // inboxPriority lists the messages in the order they are taken: what ends
 // the most comes first, so a loss posted beside a stop skips the drain.
-var inboxPriority = [...]workerEvent{eventLoss, eventAbandon, eventStop, eventSeek, eventPause}
+var inboxPriority = [...]Event{Loss, Abandon, Stop, Seek, Pause}
 
-func newInbox(cancel context.CancelFunc) *inbox {
-	return &inbox{cancel: cancel}
+// NewInbox returns an empty inbox; cancel, if not nil, is called at the
+// first stop, abandon and lost.
+func NewInbox(cancel context.CancelFunc) *Inbox {
+	return &Inbox{cancel: cancel}
 }
 
-// stop posts a stop after a drain and a final commit.
-func (in *inbox) stop() { in.postOnce(eventStop) }
+// Pending reports whether a message is posted and not taken yet.
+func (in *Inbox) Pending() bool { return in.pending.Load() }
 
-// abandon posts a stop without the drain or the final commit (posted
+// Stop posts a stop after a drain and a final commit.
+func (in *Inbox) Stop() { in.postOnce(Stop) }
+
+// Abandon posts a stop without the drain or the final commit (posted
 // beside a stop).
-func (in *inbox) abandon() { in.postOnce(eventAbandon) }
+func (in *Inbox) Abandon() { in.postOnce(Abandon) }
 
-// lost posts that the claim ended under the worker.
-func (in *inbox) lost() { in.postOnce(eventLoss) }
+// Lost posts that the claim ended under the worker.
+func (in *Inbox) Lost() { in.postOnce(Loss) }
 
-// seek posts a seek to offset (negative: Offsets.Initial).
-func (in *inbox) seek(offset int64) {
+// SeekTo posts a seek to offset (negative: Offsets.Initial).
+func (in *Inbox) SeekTo(offset int64) {
 	in.mu.Lock()
 	in.seekTo = offset
-	in.postLocked(eventSeek)
+	in.postLocked(Seek)
 	in.mu.Unlock()
 }
 
-// pause posts a pause of delivery. It may come again, and it does not end
+// Pause posts a pause of delivery. It may come again, and it does not end
 // the worker's context.
-func (in *inbox) pause() {
+func (in *Inbox) Pause() {
 	in.mu.Lock()
-	in.postLocked(eventPause)
+	in.postLocked(Pause)
 	in.mu.Unlock()
 }
 
 // postOnce posts e, a message that ends the worker's context; posting it
 // again changes nothing.
-func (in *inbox) postOnce(e workerEvent) {
+func (in *Inbox) postOnce(e Event) {
 	in.mu.Lock()
 	if in.posted.has(e) {
 		in.mu.Unlock()
@@ -95,7 +100,7 @@ func (in *inbox) postOnce(e workerEvent) {
 	}
 }
 
-func (in *inbox) postLocked(e workerEvent) {
+func (in *Inbox) postLocked(e Event) {
 	in.posted |= 1 << e
 	in.unseen |= 1 << e
 	in.pending.Store(true)
@@ -105,24 +110,24 @@ func (in *inbox) postLocked(e workerEvent) {
 	}
 }
 
-// take returns the most urgent message not taken yet; ok is false when
+// Take returns the most urgent message not taken yet; ok is false when
 // there is none.
-func (in *inbox) take() (m message, ok bool) {
+func (in *Inbox) Take() (m Message, ok bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for _, e := range inboxPriority {
 		if in.unseen.has(e) {
 			in.unseen &^= 1 << e
 			in.pending.Store(in.unseen != 0)
-			return message{event: e, seekTo: in.seekTo}, true
+			return Message{Event: e, SeekTo: in.seekTo}, true
 		}
 	}
 	in.pending.Store(false)
-	return message{}, false
+	return Message{}, false
 }
 
-// wait returns a channel closed at the next post.
-func (in *inbox) wait() <-chan struct{} {
+// Wait returns a channel closed at the next post.
+func (in *Inbox) Wait() <-chan struct{} {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.changed == nil {
@@ -131,8 +136,8 @@ func (in *inbox) wait() <-chan struct{} {
 	return in.changed
 }
 
-// has reports whether e was ever posted.
-func (in *inbox) has(e workerEvent) bool {
+// Has reports whether e was ever posted.
+func (in *Inbox) Has(e Event) bool {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.posted.has(e)
