@@ -1,11 +1,6 @@
 package consumergroup
 
-import (
-	"context"
-	"time"
-
-	"github.com/zkgroup/kafka/internal/offsets"
-)
+import "github.com/zkgroup/kafka/internal/offsets"
 
 // errGroupClosing ends a call to Kafka that Close stopped waiting for; the
 // offset stores end theirs with the same error.
@@ -39,18 +34,5 @@ func untilClosing[T any](stopper <-chan struct{}, call func() (T, error), discar
 		}()
 		var zero T
 		return zero, errGroupClosing
-	}
-}
-
-// sleepCtx waits d, or less when ctx ends first; it reports whether ctx is
-// still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

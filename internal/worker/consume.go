@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"cmp"
@@ -9,24 +9,23 @@ import (
 
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
-	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // consumePartition is state consuming: read and track the committed offset,
 // open the hand-over, then fetch and hand messages out, following seeks,
 // until an event ends it.
-func (w *partitionWorker) consumePartition() worker.Event {
+func (w *Worker) consumePartition() Event {
 	stored, err := w.readOffset()
 	if err != nil {
-		return w.takeOr(worker.Consuming, worker.Stop) // the worker's context ended: a message says why
+		return w.takeOr(Consuming, Stop) // the worker's context ended: a message says why
 	}
-	owned := w.cg.offsetManager.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
+	owned := w.deps.Offsets.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
 	w.stopWatch = make(chan struct{})
 	go w.watchClaim(w.claim, owned, w.stopWatch)
 	w.alignStores(owned, stored)
-	sink := w.cg.claimSink()
-	if w.out = sink.open(w, owned, stored.Start()); w.out == nil {
+	sink := w.deps.Sink()
+	if w.out, w.readerGone = sink.Open(w, owned, stored.Start()); w.out == nil {
 		return w.endConsuming() // nothing will be handed out after all
 	}
 	w.sink = sink
@@ -37,16 +36,16 @@ func (w *partitionWorker) consumePartition() worker.Event {
 // (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
 // or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
-func (w *partitionWorker) readOffset() (offsets.Stored, error) {
+func (w *Worker) readOffset() (offsets.Stored, error) {
 	for {
-		stored, err := w.cg.offsetManager.Store().Read(offsets.TopicPartition(w.tp))
+		stored, err := w.deps.Offsets.Store().Read(offsets.TopicPartition(w.tp))
 		if err == nil {
 			return stored, nil
 		}
-		if errors.Is(err, errGroupClosing) {
+		if errors.Is(err, offsets.ErrGroupClosing) {
 			w.log.Debug("closing: stopped waiting for the committed offset", "err", err)
 		} else {
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("read committed offset: %w", err))
+			w.report(fmt.Errorf("read committed offset: %w", err))
 		}
 		if !w.cooldown() {
 			return stored, w.ctx.Err()
@@ -56,26 +55,15 @@ func (w *partitionWorker) readOffset() (offsets.Stored, error) {
 
 // cooldown waits Claim.RetryCooldown before a retry. It returns false,
 // early, when the worker's context ends (stop, abandon, loss, expiry).
-func (w *partitionWorker) cooldown() bool {
-	return w.wait(w.cg.config.Claim.RetryCooldown)
-}
-
-// await waits for ready. It returns false, early, when the worker's context
-// ends (stop, abandon, loss, expiry).
-func (w *partitionWorker) await(ready <-chan struct{}) bool {
-	select {
-	case <-ready:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
+func (w *Worker) cooldown() bool {
+	return w.wait(w.cfg.RetryCooldown)
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
 // a message other than a seek or a pause ends it, which it returns; a
 // seek, a pause that took messages back and the end of a source restart
 // the fetch.
-func (w *partitionWorker) consume(owned *offsets.Partition, next int64) worker.Event {
+func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
 	w.handing.Lock()
 	w.takeBackFrom = owned // the gate's take-back outside pump may act now
 	w.handing.Unlock()
@@ -84,7 +72,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) worker.E
 		w.takeBackFrom = nil
 		w.handing.Unlock()
 	}()
-	fetcher := w.cg.fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
+	fetcher := w.deps.Fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
 	start := next
 	for {
 		// Messages posted while no pump ran. Checked again once handing
@@ -106,13 +94,13 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) worker.E
 		}
 		src, err := fetcher.Open(start)
 		if err != nil {
-			if w.ctx.Err() != nil || errors.Is(err, errGroupClosing) || errors.Is(err, fetch.ErrClosing) {
+			if w.ctx.Err() != nil || errors.Is(err, offsets.ErrGroupClosing) || errors.Is(err, fetch.ErrClosing) {
 				return w.endConsuming()
 			}
-			if errors.Is(err, errSeekPending) && w.inbox.Pending() {
+			if errors.Is(err, offsets.ErrSeekPending) && w.inbox.Pending() {
 				continue // the offset stored underneath wins: take the seek
 			}
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("start partition consumer at %d: %w", start, err))
+			w.report(fmt.Errorf("start partition consumer at %d: %w", start, err))
 			if !w.cooldown() {
 				return w.endConsuming()
 			}
@@ -142,7 +130,7 @@ func (w *partitionWorker) consume(owned *offsets.Partition, next int64) worker.E
 // endConsuming returns the event that ends consuming once nothing more
 // will be handed out: the message posted (stop, abandon or loss; seeks
 // and pauses before it are handled), or a stop when none was.
-func (w *partitionWorker) endConsuming() worker.Event {
+func (w *Worker) endConsuming() Event {
 	for {
 		e, _, ended, ok := w.takeLocked(-1)
 		if !ok || ended {
@@ -153,7 +141,7 @@ func (w *partitionWorker) endConsuming() worker.Event {
 
 // takeLocked is takeWhileConsuming with handing held, for the worker
 // away from pump.
-func (w *partitionWorker) takeLocked(start int64) (e worker.Event, resume int64, ended, ok bool) {
+func (w *Worker) takeLocked(start int64) (e Event, resume int64, ended, ok bool) {
 	w.handing.Lock()
 	defer w.handing.Unlock()
 	return w.takeWhileConsuming(start)
@@ -164,14 +152,14 @@ func (w *partitionWorker) takeLocked(start int64) (e worker.Event, resume int64,
 // the fetch (resume there: a seek, or a pause that took messages back), or
 // none is left (ok false). start is where the current fetch started.
 // Called with handing held.
-func (w *partitionWorker) takeWhileConsuming(start int64) (e worker.Event, resume int64, ended, ok bool) {
+func (w *Worker) takeWhileConsuming(start int64) (e Event, resume int64, ended, ok bool) {
 	for {
 		m, ok := w.inbox.Take()
 		if !ok {
-			return worker.Stop, 0, true, false
+			return Stop, 0, true, false
 		}
-		e, resume, restart := w.handle(worker.Consuming, m, start)
-		if worker.Next(worker.Consuming, e) != worker.Consuming {
+		e, resume, restart := w.handle(Consuming, m, start)
+		if Next(Consuming, e) != Consuming {
 			return e, 0, true, true
 		}
 		if restart {
@@ -184,9 +172,9 @@ func (w *partitionWorker) takeWhileConsuming(start int64) (e worker.Event, resum
 // does: it is reported and replaced by Offsets.Initial, resolved to a real
 // offset, which is committed at once (see startAtInitial); later marks
 // commit from it. It returns where the partition consumer opens instead.
-func (w *partitionWorker) onOutOfRange(owned *offsets.Partition) fetch.OutOfRangeFunc {
+func (w *Worker) onOutOfRange(owned *offsets.Partition) fetch.OutOfRangeFunc {
 	return func(start int64, err error) (int64, error) {
-		initial := w.cg.config.Offsets.Initial
+		initial := w.cfg.Initial
 		resolved, rerr := w.resolveInitial()
 		if rerr != nil {
 			return 0, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
@@ -196,17 +184,15 @@ func (w *partitionWorker) onOutOfRange(owned *offsets.Partition) fetch.OutOfRang
 			// re-created): a lower offset is stored only as a reset is,
 			// with an epoch bump that ends this claim; the worker then
 			// claims again and reads it.
-			if applies, rerr := w.cg.offsetManager.RewindAsReset(owned, resolved); applies {
+			if applies, rerr := w.deps.Offsets.RewindAsReset(owned, resolved); applies {
 				if rerr != nil {
 					return 0, rerr
 				}
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-					fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
+				w.report(fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
 				return 0, errClaimEndedByRewind
 			}
 		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-			fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
+		w.report(fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
 		owned.RestartUncommitted(resolved)
 		if !w.commitStart(owned) {
 			return 0, cmp.Or(w.ctx.Err(), errStartNotStored)
@@ -241,10 +227,10 @@ func offsetName(o int64) string {
 // Messages are taken whenever the inbox's pending flag is set, before
 // every hand-over, and they cut a wait for the source, for a reader or for
 // the fence short.
-func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end worker.Event, ended bool) {
+func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end Event, ended bool) {
 	last := int64(-1)
 	out := w.out
-	valid := func() bool { return w.cg.kazoo.SessionID() == owned.Claim.SessionID }
+	valid := func() bool { return w.deps.Session.SessionID() == owned.Claim.SessionID }
 	wake := w.inbox.Wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
 	for {
@@ -264,9 +250,9 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 				// error, sarama gave up on the partition): resume after
 				// what went out.
 				if last >= 0 {
-					return last + 1, worker.SourceEnded, false
+					return last + 1, SourceEnded, false
 				}
-				return start, worker.SourceEnded, false
+				return start, SourceEnded, false
 			}
 			if m == nil {
 				wake = w.inbox.Wait()
@@ -287,7 +273,7 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		delivered, stale := w.cg.gate.SendIf(wake, out, m, valid)
+		delivered, stale := w.deps.Gate.SendIf(wake, out, m, valid)
 		switch {
 		case delivered:
 			owned.Delivered(m.Offset)
@@ -297,7 +283,7 @@ func (w *partitionWorker) pump(owned *offsets.Partition, src fetch.Source, start
 			// the partition by now.
 			w.expired = true
 			w.cancel() // as a message that ends the worker would
-			e, _, _ := w.handle(worker.Consuming, worker.Message{Event: worker.Expiry}, start)
+			e, _, _ := w.handle(Consuming, Message{Event: Expiry}, start)
 			return 0, e, true
 		default:
 			// A message cut the hand-over short: m was not handed over. The

@@ -1,6 +1,4 @@
-package consumergroup
-
-import "github.com/zkgroup/kafka/internal/worker"
+package worker
 
 // handle acts on event e taken in state st, and returns the event the
 // table moves on: e itself, or stop-fenced for a stop taken while the
@@ -9,21 +7,21 @@ import "github.com/zkgroup/kafka/internal/worker"
 // (restart, at resume; start is where the current fetch started). Every
 // message of the inbox, and pump's expiry, is acted on here and nowhere
 // else: see docs/worker.md, "Event map".
-func (w *partitionWorker) handle(st worker.State, m worker.Message, start int64) (e worker.Event, resume int64, restart bool) {
+func (w *Worker) handle(st State, m Message, start int64) (e Event, resume int64, restart bool) {
 	e = m.Event
-	if e == worker.Stop && w.fencedOff() {
-		e = worker.StopFenced
+	if e == Stop && w.fencedOff() {
+		e = StopFenced
 	}
 	switch e {
-	case worker.Stop:
+	case Stop:
 		// A clean stop: the handler reads what the buffer holds.
-	case worker.StopFenced:
+	case StopFenced:
 		w.onStopFenced(st)
-	case worker.Pause:
+	case Pause:
 		resume, restart = w.onPause(st, start)
-	case worker.Seek:
+	case Seek:
 		resume, restart = w.onSeek(st, m.SeekTo)
-	case worker.Abandon, worker.Loss, worker.Expiry:
+	case Abandon, Loss, Expiry:
 		w.onClaimInDoubt(st)
 	}
 	return e, resume, restart
@@ -31,15 +29,15 @@ func (w *partitionWorker) handle(st worker.State, m worker.Message, start int64)
 
 // fencedOff reports whether the delivery gate is paused: the instance is
 // fenced off from ZooKeeper.
-func (w *partitionWorker) fencedOff() bool {
-	return w.cg != nil && w.cg.gate != nil && w.cg.gate.Paused()
+func (w *Worker) fencedOff() bool {
+	return w.deps.Gate != nil && w.deps.Gate.Paused()
 }
 
 // onStopFenced: waiting for marks and a final commit would only hold up a
 // rebalance or Close (what was marked is delivered again). The release is
 // still tried: if the session survives, the owner node is still ours.
-func (w *partitionWorker) onStopFenced(st worker.State) {
-	if st == worker.Consuming {
+func (w *Worker) onStopFenced(st State) {
+	if st == Consuming {
 		w.log.Warn("stopping while fenced off from ZooKeeper: no final commit")
 		w.recallBeforeRelease(w.owned)
 	}
@@ -49,14 +47,14 @@ func (w *partitionWorker) onStopFenced(st worker.State) {
 // Consuming, the fetch restarts at the marked offset when anything was
 // taken back (see recallOnPause); draining, the final commit stores the
 // marked offset.
-func (w *partitionWorker) onPause(st worker.State, start int64) (resume int64, restart bool) {
+func (w *Worker) onPause(st State, start int64) (resume int64, restart bool) {
 	if w.owned == nil || w.out == nil || cap(w.out) == 0 {
 		return 0, false // nothing handed out, or nothing a buffer could hold
 	}
 	switch st {
-	case worker.Consuming:
+	case Consuming:
 		return w.recallOnPause(w.owned, start)
-	case worker.Draining:
+	case Draining:
 		w.recallWhileDraining()
 	}
 	return 0, false
@@ -65,16 +63,16 @@ func (w *partitionWorker) onPause(st worker.State, start int64) (resume int64, r
 // onSeek follows a stored offset the committer adopted (a conflict).
 // Consuming, the fetch restarts there; draining, nothing marked can be
 // committed any more, and the buffer is taken back.
-func (w *partitionWorker) onSeek(st worker.State, to int64) (resume int64, restart bool) {
+func (w *Worker) onSeek(st State, to int64) (resume int64, restart bool) {
 	if w.owned == nil {
 		return 0, false
 	}
 	switch st {
-	case worker.Consuming:
+	case Consuming:
 		w.recall() // from the old position
 		w.owned.Restart(to)
 		return to, true
-	case worker.Draining:
+	case Draining:
 		w.recallBeforeRelease(w.owned)
 	}
 	return 0, false
@@ -82,8 +80,8 @@ func (w *partitionWorker) onSeek(st worker.State, to int64) (resume int64, resta
 
 // onClaimInDoubt: the claim may no longer be ours (abandon, loss, expiry),
 // so nothing the buffer holds may be read any more.
-func (w *partitionWorker) onClaimInDoubt(st worker.State) {
-	if st == worker.Consuming || st == worker.Draining {
+func (w *Worker) onClaimInDoubt(st State) {
+	if st == Consuming || st == Draining {
 		w.recallBeforeRelease(w.owned)
 	}
 }

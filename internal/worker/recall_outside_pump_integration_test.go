@@ -1,9 +1,7 @@
-package consumergroup
+package worker
 
 import (
 	"testing"
-
-	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // Fenced off while the worker is away from pump, with messages unread in a
@@ -34,7 +32,7 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 		t.Fatalf("pump = %+v, want to resume at 6 on another partition consumer", r)
 	}
 
-	f.w.cg.gate.Set(true) // fenced off while the next partition consumer opens
+	f.gate.Set(true) // fenced off while the next partition consumer opens
 	if n := len(f.out); n != 0 {
 		t.Errorf("the claim's buffer still holds %d messages while fenced off and away from pump", n)
 	}
@@ -44,11 +42,11 @@ func TestIntegrationRecallOnPauseOutsidePump(t *testing.T) {
 	f.w.handing.Lock()
 	e, to, ended, ok := f.w.takeWhileConsuming(r.resume)
 	f.w.handing.Unlock()
-	if !ok || ended || e != worker.Pause || to != 1 {
+	if !ok || ended || e != Pause || to != 1 {
 		t.Errorf("takeWhileConsuming = %v, %d, ended %v, ok %v; want a pause restarting at the marked offset 1", e, to, ended, ok)
 	}
 	if f.owned.Mark(m1, m1.Offset) {
 		t.Error("a mark of a message delivered before the restart was accepted")
 	}
-	f.w.cg.gate.Set(false)
+	f.gate.Set(false)
 }

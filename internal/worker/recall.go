@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import "github.com/zkgroup/kafka/internal/offsets"
 
@@ -12,7 +12,7 @@ import "github.com/zkgroup/kafka/internal/offsets"
 // how many it took and the lowest offset among them. Only the worker sends
 // on the channel, so once it returns the buffer stays empty until the
 // worker sends again.
-func (w *partitionWorker) recall() (n int, lowest int64) {
+func (w *Worker) recall() (n int, lowest int64) {
 	lowest = -1
 	if w.out == nil || cap(w.out) == 0 {
 		return 0, -1
@@ -37,7 +37,7 @@ func (w *partitionWorker) recall() (n int, lowest int64) {
 // back (see beginRecall), and caps the position to commit at the lowest
 // offset taken back: the handler may mark a message it got beside the
 // recall, above one taken back.
-func (w *partitionWorker) recallCapped(owned *offsets.Partition) (n int, lowest int64) {
+func (w *Worker) recallCapped(owned *offsets.Partition) (n int, lowest int64) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	if n, lowest = w.recall(); n > 0 {
@@ -52,7 +52,7 @@ func (w *partitionWorker) recallCapped(owned *offsets.Partition) (n int, lowest 
 // restartAtMark): the drain waits for nothing handed out before, and marks
 // of messages handed out before are refused. It returns how many it took
 // and where the partition restarts.
-func (w *partitionWorker) recallRestarting(owned *offsets.Partition) (n int, to int64) {
+func (w *Worker) recallRestarting(owned *offsets.Partition) (n int, to int64) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, lowest := w.recall()
@@ -67,7 +67,7 @@ func (w *partitionWorker) recallRestarting(owned *offsets.Partition) (n int, to 
 // partition restarts at its marked offset below the lowest offset taken
 // back (restarted; to is where to fetch from, start when nothing is
 // marked). Otherwise nothing changes. Called with handing held.
-func (w *partitionWorker) recallOnPause(owned *offsets.Partition, start int64) (to int64, restarted bool) {
+func (w *Worker) recallOnPause(owned *offsets.Partition, start int64) (to int64, restarted bool) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, below := w.recall()
@@ -89,7 +89,7 @@ func (w *partitionWorker) recallOnPause(owned *offsets.Partition, start int64) (
 // life: it posts the pause, and takes the buffer back at once when no pump
 // runs (see takeBackOutsidePump). It runs in the gate's goroutine, so it
 // must not block.
-func (w *partitionWorker) onGatePause() {
+func (w *Worker) onGatePause() {
 	w.inbox.Pause()
 	w.takeBackOutsidePump()
 }
@@ -99,7 +99,7 @@ func (w *partitionWorker) onGatePause() {
 // long), and posts the pause again, so its handling restarts below the
 // lowest offset taken back. It must not block: commitMu is not taken. See
 // docs/recall.md, "The take-back outside pump".
-func (w *partitionWorker) takeBackOutsidePump() {
+func (w *Worker) takeBackOutsidePump() {
 	if !w.handing.TryLock() {
 		return // pump (or the worker's own take) handles the pause itself
 	}
@@ -119,7 +119,7 @@ func (w *partitionWorker) takeBackOutsidePump() {
 
 // recallWhileDraining empties the closed output's buffer while the gate is
 // paused; the final commit then stores the marked position.
-func (w *partitionWorker) recallWhileDraining() {
+func (w *Worker) recallWhileDraining() {
 	if n, to := w.recallRestarting(w.owned); n > 0 {
 		w.log.Info("fenced off while draining with messages unread in the claim's buffer: taken back; committing the marked offset", "offset", to, "taken back", n)
 	}
@@ -128,7 +128,7 @@ func (w *partitionWorker) recallWhileDraining() {
 // recallAfterDrainTimeout empties the closed output's buffer once the drain
 // gave up waiting (Offsets.ProcessingTimeout): the claim is released next,
 // so the handler must read nothing more from it.
-func (w *partitionWorker) recallAfterDrainTimeout() {
+func (w *Worker) recallAfterDrainTimeout() {
 	if n, lowest := w.recallCapped(w.owned); n > 0 {
 		w.log.Warn("the drain timed out with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
 	}
@@ -138,7 +138,7 @@ func (w *partitionWorker) recallAfterDrainTimeout() {
 // longer be ours (a loss, an abandon, an expiry). Nothing is committed on
 // purpose any more, but the partition stays tracked until the release
 // drops it, and the commit loop may commit it meanwhile.
-func (w *partitionWorker) recallBeforeRelease(owned *offsets.Partition) {
+func (w *Worker) recallBeforeRelease(owned *offsets.Partition) {
 	if w.out == nil || len(w.out) == 0 || owned == nil {
 		w.recall()
 		return
@@ -149,22 +149,8 @@ func (w *partitionWorker) recallBeforeRelease(owned *offsets.Partition) {
 // recallUnread empties the closed output's buffer once its reader is gone
 // (a handler's ConsumeClaim returned): nobody reads or marks what it
 // holds, so the drain must not wait for it.
-func (w *partitionWorker) recallUnread() {
+func (w *Worker) recallUnread() {
 	if n, lowest := w.recallCapped(w.owned); n > 0 {
 		w.log.Info("the claim's handler returned with messages unread in its buffer: taken back", "taken back", n, "from", lowest)
 	}
 }
-
-// isClosed reports whether c is closed.
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
-// maxClaimBuffer caps a claim's buffer: it bounds how long a clean stop
-// waits for the handler to finish the buffer (see docs/recall.md).
-const maxClaimBuffer = 64

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"context"
@@ -13,30 +13,25 @@ import (
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/offsets"
-	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// topicPartition names one partition of one topic.
-type topicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// partitionWorker owns one assigned partition for as long as it stays
+// Worker owns one assigned partition for as long as it stays
 // assigned here: it claims it, consumes it, and on stop drains, commits and
-// releases it. Its life is the state machine of internal/worker (Next), run by
-// one goroutine (run); everybody else talks to it through its inbox (stop,
-// abandon, lost, seek, pause), and it waits for nothing else. See
+// releases it. Its life is the state machine of Next, run by one
+// goroutine; everybody else talks to it through its inbox (stop, abandon,
+// lost, seek, pause), and it waits for nothing else. It is the manage
+// loop's coord.Worker and the committer's offsets.Owner. See
 // docs/worker.md.
-type partitionWorker struct {
-	cg     *ConsumerGroup
-	tp     topicPartition
-	prev   *partitionWorker // a predecessor for the same partition still stopping
+type Worker struct {
+	cfg    Config
+	deps   Deps
+	tp     TopicPartition
+	prev   *Worker // a predecessor for the same partition still stopping
 	log    *slog.Logger
 	ctx    context.Context // ended by stop, abandon and loss
 	cancel context.CancelFunc
-	inbox  *worker.Inbox
+	inbox  *Inbox
 	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
@@ -48,7 +43,7 @@ type partitionWorker struct {
 	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
 
 	// out receives the worker's messages: set once the partition is claimed,
-	// by the group's claimSink (Messages(), or the claim's own channel).
+	// by the group's Sink (Messages(), or the claim's own channel).
 	out chan *sarama.ConsumerMessage
 	// readerGone, when not nil, is closed once nobody reads out any more
 	// (a handler's ConsumeClaim returned): set with out.
@@ -57,7 +52,7 @@ type partitionWorker struct {
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
 	owned         *offsets.Partition    // the tracked offsets, once read
-	sink          claimSink             // open while messages may be handed out
+	sink          Sink                  // open while messages may be handed out
 	stopWatch     chan struct{}         // ends the claim watch
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
@@ -67,7 +62,7 @@ type partitionWorker struct {
 	// mayHoldNode: an owner node of this instance's session may remain for
 	// the partition (a release or a clean-up that did not get through).
 	// Written by run's goroutine before done; the manage loop reads it
-	// after done and sweeps the node (see sweepOwnerNode).
+	// after done and sweeps the node (see Sweep).
 	mayHoldNode bool
 
 	// handing is held while the worker hands messages out or takes its
@@ -83,18 +78,22 @@ type partitionWorker struct {
 	takenBack    int64
 }
 
-func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- coord.Worker) *partitionWorker {
-	w := newWorker(cg, tp)
+// Start starts a worker for tp. prev, if not nil, is the partition's
+// previous worker here, still stopping: the new one claims only once it
+// is done. exited is told when the worker ends on its own (not stopped).
+func Start(cfg Config, deps Deps, tp TopicPartition, prev *Worker, exited chan<- coord.Worker) *Worker {
+	w := New(cfg, deps, tp)
 	w.prev, w.exited = prev, exited
 	go w.run()
 	return w
 }
 
-func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
+// New returns a worker for tp that has not started.
+func New(cfg Config, deps Deps, tp TopicPartition) *Worker {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &partitionWorker{
-		cg: cg, tp: tp, ctx: ctx, cancel: cancel,
-		inbox:   worker.NewInbox(cancel),
+	w := &Worker{
+		cfg: cfg, deps: deps, tp: tp, ctx: ctx, cancel: cancel,
+		inbox:   NewInbox(cancel),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
@@ -102,18 +101,18 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 
 		takenBack: -1,
 	}
-	if cg != nil && cg.log != nil {
-		w.log = cg.log.With("topic", tp.Topic, "partition", tp.Partition)
+	if deps.Log != nil {
+		w.log = deps.Log.With("topic", tp.Topic, "partition", tp.Partition)
 	} else {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	return w
 }
 
-// stop asks the worker to stop: after a drain and a final commit, or
+// Stop asks the worker to stop: after a drain and a final commit, or
 // without them (abandon, which its predecessor, if any, gets too). It does
-// not wait: see done.
-func (w *partitionWorker) stop(abandon bool) {
+// not wait: see Done.
+func (w *Worker) Stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
 		w.inbox.Abandon()
@@ -121,54 +120,54 @@ func (w *partitionWorker) stop(abandon bool) {
 			// A predecessor still stopping is tracked by nobody but us,
 			// and our done waits for its: nothing may be committed there
 			// either.
-			w.prev.stop(true)
+			w.prev.Stop(true)
 		}
 	}
 	w.inbox.Stop()
 }
 
 // lost tells the worker its claim is gone.
-func (w *partitionWorker) lost() { w.inbox.Lost() }
+func (w *Worker) lost() { w.inbox.Lost() }
 
-// claimEnded reports whether a worker that ended on its own did so because
+// ClaimEnded reports whether a worker that ended on its own did so because
 // its claim ended (lost, or the session holding it gone) rather than
 // because of an error. Read it after the worker's exit was received.
-func (w *partitionWorker) claimEnded() bool {
-	return w.claimLost() || w.expired || w.inbox.Has(worker.Abandon)
+func (w *Worker) ClaimEnded() bool {
+	return w.claimLost() || w.expired || w.inbox.Has(Abandon)
 }
 
 // claimLost reports whether the claim was seen to end (the epoch moved,
 // the owner node deleted). The tracked partition keeps that record, for
 // the committer and the worker alike.
-func (w *partitionWorker) claimLost() bool { return w.owned != nil && w.owned.Lost() }
+func (w *Worker) claimLost() bool { return w.owned != nil && w.owned.Lost() }
 
 // listenToGate makes a pause of the delivery gate one more message in
 // the worker's inbox, for the worker's whole life, from a pause already
 // in force on.
-func (w *partitionWorker) listenToGate() (stop func()) {
-	if w.cg.gate == nil {
-		return func() {} // a test's group without a fence
+func (w *Worker) listenToGate() (stop func()) {
+	if w.deps.Gate == nil {
+		return func() {} // a test's worker without a fence
 	}
-	stop = w.cg.gate.Listen(w.onGatePause)
-	if w.cg.gate.Paused() {
+	stop = w.deps.Gate.Listen(w.onGatePause)
+	if w.deps.Gate.Paused() {
 		w.inbox.Pause()
 	}
 	return stop
 }
 
 // run drives the worker through its states until done.
-func (w *partitionWorker) run() {
+func (w *Worker) run() {
 	defer func() {
 		close(w.done)
 		if w.mayHoldNode {
-			w.cg.wakeForSweep()
+			w.deps.WakeSweep()
 		}
 	}()
 	stopListening := w.listenToGate()
-	st := worker.Claiming
-	for st != worker.Done {
+	st := Claiming
+	for st != Done {
 		e := w.runState(st)
-		n := worker.Next(st, e)
+		n := Next(st, e)
 		if n != st {
 			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
 			w.enter(n)
@@ -195,29 +194,29 @@ func (w *partitionWorker) run() {
 }
 
 // runState does the work of state st and returns the event that ends it.
-func (w *partitionWorker) runState(st worker.State) worker.Event {
+func (w *Worker) runState(st State) Event {
 	switch st {
-	case worker.Claiming:
+	case Claiming:
 		return w.claimPartition()
-	case worker.Consuming:
+	case Consuming:
 		return w.consumePartition()
-	case worker.Draining:
+	case Draining:
 		return w.drain()
-	case worker.Committing:
+	case Committing:
 		return w.commitFinal()
-	case worker.Releasing:
+	case Releasing:
 		return w.release()
 	}
 	panic("partition worker: no work for state " + st.String())
 }
 
 // enter does what entering state st takes, whatever the event.
-func (w *partitionWorker) enter(st worker.State) {
+func (w *Worker) enter(st State) {
 	switch st {
-	case worker.Draining:
+	case Draining:
 		w.closeSink() // nothing more is handed out: the drain waits for marks
-		w.drainDeadline = time.Now().Add(w.cg.config.Offsets.ProcessingTimeout)
-	case worker.Releasing:
+		w.drainDeadline = time.Now().Add(w.cfg.ProcessingTimeout)
+	case Releasing:
 		w.closeSink()
 		if w.stopWatch != nil {
 			close(w.stopWatch) // before the release: ours is not a loss
@@ -227,18 +226,18 @@ func (w *partitionWorker) enter(st worker.State) {
 			// Not committed (an abandon, a loss, the session gone): what
 			// was marked is delivered again by the next owner. After a
 			// final commit, untracking it again is harmless.
-			w.cg.offsetManager.Drop(w.owned)
+			w.deps.Offsets.Drop(w.owned)
 		}
-	case worker.Done:
+	case Done:
 		if w.claim != nil {
-			w.cg.met().dropLag(w.tp)
+			w.deps.Metrics.Ended(w.tp)
 		}
 	}
 }
 
 // takeOr takes and handles the most urgent message in state st, or
 // returns def if none is pending.
-func (w *partitionWorker) takeOr(st worker.State, def worker.Event) worker.Event {
+func (w *Worker) takeOr(st State, def Event) Event {
 	if m, ok := w.inbox.Take(); ok {
 		e, _, _ := w.handle(st, m, -1)
 		return e
@@ -247,7 +246,7 @@ func (w *partitionWorker) takeOr(st worker.State, def worker.Event) worker.Event
 }
 
 // claimPartition is state claiming: wait for the predecessor, then claim.
-func (w *partitionWorker) claimPartition() worker.Event {
+func (w *Worker) claimPartition() Event {
 	if w.prev != nil {
 		select {
 		case <-w.prev.done:
@@ -256,11 +255,11 @@ func (w *partitionWorker) claimPartition() worker.Event {
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
 			w.mayHoldNode = w.prev.mayHoldNode // nobody claimed over it
-			return w.takeOr(worker.Claiming, worker.Stop)
+			return w.takeOr(Claiming, Stop)
 		}
 	}
-	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, e)
+	pc, err := w.deps.Claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
+		w.report(e)
 	})
 	if err != nil {
 		if w.ctx.Err() != nil {
@@ -269,34 +268,33 @@ func (w *partitionWorker) claimPartition() worker.Event {
 			} else if w.prev != nil && w.prev.mayHoldNode {
 				w.mayHoldNode = true // maybe no attempt found the predecessor's node
 			}
-			return w.takeOr(worker.Claiming, worker.Stop)
+			return w.takeOr(Claiming, Stop)
 		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
-		w.mayHoldNode = true                                  // an earlier attempt may have applied
-		return worker.Failed
+		w.report(err)        // a permanent claim error
+		w.mayHoldNode = true // an earlier attempt may have applied
+		return Failed
 	}
 	w.claim = pc
 	w.log.Info("claimed", "epoch", pc.Epoch)
-	w.cg.met().claims.Inc(1)
-	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
+	w.deps.Metrics.Claimed(time.Since(w.started))
 	close(w.claimed)
-	return worker.Finished
+	return Finished
 }
 
 // drain is state draining: wait until every message handed out is marked,
 // up to Offsets.ProcessingTimeout, or until a message says no mark could
 // be committed any more. It waits on its inbox, the tracker and the
 // claim's reader at once.
-func (w *partitionWorker) drain() worker.Event {
+func (w *Worker) drain() Event {
 	if w.owned == nil {
-		return w.takeOr(worker.Draining, worker.Finished)
+		return w.takeOr(Draining, Finished)
 	}
 	deadline := time.NewTimer(time.Until(w.drainDeadline))
 	defer deadline.Stop()
 	for {
 		wake := w.inbox.Wait()
 		if m, ok := w.inbox.Take(); ok {
-			if e, _, _ := w.handle(worker.Draining, m, -1); worker.Next(worker.Draining, e) != worker.Draining {
+			if e, _, _ := w.handle(Draining, m, -1); Next(Draining, e) != Draining {
 				return e
 			}
 			continue // a pause taken care of, or a stop while stopping
@@ -304,7 +302,7 @@ func (w *partitionWorker) drain() worker.Event {
 		settled, changed := w.owned.Tracker.Settled()
 		if settled {
 			w.drainErr = nil
-			return worker.Finished
+			return Finished
 		}
 		// While a claim's buffer holds messages the handler has yet to
 		// read, the end of its reader takes them back: nobody can mark
@@ -324,49 +322,49 @@ func (w *partitionWorker) drain() worker.Event {
 			if w.drainErr = w.owned.Tracker.Unsettled(context.DeadlineExceeded); w.drainErr != nil {
 				w.recallAfterDrainTimeout()
 			}
-			return worker.Finished
+			return Finished
 		}
 	}
 }
 
 // commitFinal is state committing: commit what was marked, unless a
 // message since the drain says the claim may no longer be ours.
-func (w *partitionWorker) commitFinal() worker.Event {
+func (w *Worker) commitFinal() Event {
 	for {
 		m, ok := w.inbox.Take()
 		if !ok {
 			break
 		}
-		if e, _, _ := w.handle(worker.Committing, m, -1); worker.Next(worker.Committing, e) != worker.Committing {
+		if e, _, _ := w.handle(Committing, m, -1); Next(Committing, e) != Committing {
 			return e
 		}
 	}
 	if w.owned == nil {
-		return worker.Finished
+		return Finished
 	}
-	err := w.cg.offsetManager.FinalCommit(w.owned)
-	var conflict *OffsetConflictError
+	err := w.deps.Offsets.FinalCommit(w.owned)
+	var conflict *offsets.ConflictError
 	if errors.As(err, &conflict) {
 		err = nil // commit reported it already
 	}
 	if err = errors.Join(w.drainErr, err); err != nil {
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+		w.report(err)
 	}
 	if w.owned.Lost() {
-		return worker.Loss // the epoch moved during the final commit
+		return Loss // the epoch moved during the final commit
 	}
-	return worker.Finished
+	return Finished
 }
 
 // closeSink ends the hand-over: nothing more is sent to the sink's channel.
-func (w *partitionWorker) closeSink() {
+func (w *Worker) closeSink() {
 	if w.sink != nil {
-		w.sink.close(w)
+		w.sink.Close(w)
 		w.sink = nil
 	}
 }
 
-func (w *partitionWorker) exitOnItsOwn() {
+func (w *Worker) exitOnItsOwn() {
 	select {
 	case w.exited <- w:
 	case <-w.stopped:
