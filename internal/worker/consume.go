@@ -13,7 +13,7 @@ import (
 
 // consumePartition is state consuming: read and track the committed offset,
 // open the hand-over, then fetch and hand messages out, following seeks,
-// until an event ends it.
+// until a message ends it.
 func (w *Worker) consumePartition() Event {
 	stored, err := w.readOffset()
 	if err != nil {
@@ -261,7 +261,7 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 		}
 		if resumed := owned.Pause.Held(); resumed != nil {
 			// Paused by the application: hand nothing out until the resume
-			// (events still come first); m is offered again then.
+			// (messages still come first); m is offered again then.
 			held = m
 			select {
 			case <-resumed:
