@@ -65,6 +65,7 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 		Report:          cg.report,
 		ReportPartition: cg.reportPartition,
 		Closing:         cg.closeExpired,
+		Stopping:        cg.stopper,
 		WakeSweep:       cg.wakeForSweep,
 		BeforeRelease:   func(w *worker.Worker) { runBeforeRelease(cg, w) },
 	}
@@ -77,9 +78,7 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 // initialOffset asks the partition's leader for the offset Offsets.Initial
 // names.
 func (cg *ConsumerGroup) initialOffset(topic string, partition int32) (int64, error) {
-	return untilClosing(cg.stopper, func() (int64, error) {
-		return cg.client.GetOffset(topic, partition, cg.config.Offsets.Initial)
-	}, nil)
+	return cg.client.GetOffset(topic, partition, cg.config.Offsets.Initial)
 }
 
 // wakeForSweep wakes the manage loop after a worker ended that may have

@@ -50,10 +50,13 @@ type Deps struct {
 	// partition is claimed.
 	Sink func() Sink
 	// InitialOffset resolves Config.Initial for a partition to a real
-	// offset, asked of its leader.
+	// offset, asked of its leader; it takes no context, so the worker
+	// stops waiting for it when Stopping is closed.
 	InitialOffset func(topic string, partition int32) (int64, error)
-	Log           *slog.Logger
-	Metrics       Metrics
+	// Stopping is closed when Close begins.
+	Stopping <-chan struct{}
+	Log      *slog.Logger
+	Metrics  Metrics
 	// Report hands an error to the application as it is; ReportPartition
 	// names the partition it concerns.
 	Report          func(err error)
