@@ -16,6 +16,7 @@ import (
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/topics"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -44,7 +45,7 @@ type ConsumerGroup struct {
 	metrics       *groupMetrics
 
 	messages chan *sarama.ConsumerMessage
-	sink     claimSink // where workers hand messages; nil: messages
+	sink     worker.Sink // where workers hand messages; nil: messages
 	errors   chan error
 	stopper  chan struct{} // closed by Close
 	// closeExpired is closed when Close's time runs out (see expireClose):
@@ -84,8 +85,8 @@ func joinGroup(name string, topics []string, zookeeper []string, config *Config,
 // joinOptions are joinGroupWith's choices beyond JoinConsumerGroup's
 // arguments.
 type joinOptions struct {
-	runFence bool      // false: the session fence stays idle (tests)
-	sink     claimSink // nil: Messages()
+	runFence bool        // false: the session fence stays idle (tests)
+	sink     worker.Sink // nil: Messages()
 }
 
 // joinGroupWith is joinGroup with a sink for the claimed partitions'

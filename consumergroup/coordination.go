@@ -5,6 +5,7 @@ import (
 
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/fence"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -133,22 +134,13 @@ func (z groupZooKeeper) Connected() bool {
 type groupWorkers struct{ cg *ConsumerGroup }
 
 func (g groupWorkers) Start(tp coord.TopicPartition, prev coord.Worker, exited chan<- coord.Worker) coord.Worker {
-	p, _ := prev.(*partitionWorker) // nil: none
+	p, _ := prev.(*worker.Worker) // nil: none
 	return g.cg.startWorker(topicPartition(tp), p, exited)
 }
 
 func (g groupWorkers) SweepOwnerNode(tp coord.TopicPartition) coord.Worker {
 	return g.cg.sweepOwnerNode(topicPartition(tp))
 }
-
-// A partitionWorker is the loop's coord.Worker.
-
-func (w *partitionWorker) Partition() coord.TopicPartition { return coord.TopicPartition(w.tp) }
-func (w *partitionWorker) Stop(abandon bool)               { w.stop(abandon) }
-func (w *partitionWorker) Done() <-chan struct{}           { return w.done }
-func (w *partitionWorker) Claimed() <-chan struct{}        { return w.claimed }
-func (w *partitionWorker) MayHoldNode() bool               { return w.mayHoldNode }
-func (w *partitionWorker) ClaimEnded() bool                { return w.claimEnded() }
 
 // groupCoordMetrics records the loop's measurements in the group's metrics.
 type groupCoordMetrics struct{ cg *ConsumerGroup }

@@ -109,14 +109,17 @@
 //     ZooKeeper is out of reach.
 //
 // Steps 3 to 6 are, for each partition, one state machine: claiming,
-// consuming, draining, committing, releasing, done. Five events move it
-// besides each state's own work: stop (the partition moved away, or
-// Close), abandon (the session expired or the instance is fenced off:
-// nothing may be committed), loss (the claim ended under us: the owner
-// node deleted, the epoch moved), seek (the stored offset changed
-// underneath: resume there) and expiry (the session holding the claim is
-// gone). Every state says what each event does; the table is in
-// worker_lifecycle.go. Three rules follow from it. A partition stops
+// consuming, draining, committing, releasing, done. Besides each state's
+// own work, these events move it: stop (the partition moved away, or
+// Close; taken while the instance is fenced off, it skips the drain and
+// the commit), abandon (the session expired or the instance is fenced
+// off: nothing may be committed), loss (the claim ended under us: the
+// owner node deleted, the epoch moved), seek (the stored offset changed
+// underneath: resume there), expiry (the session holding the claim is
+// gone) and pause (fenced off: what a claim's buffer holds is taken
+// back). Every state says what each event does; the table is in
+// internal/worker, and docs/worker.md maps each event to where it is
+// raised and handled. Three rules follow from it. A partition stops
 // handing out messages the moment its claim may no longer be ours, and
 // then neither waits for marks nor commits. A stop never skips the drain
 // while the claim is held. A drain ends as soon as no mark could be

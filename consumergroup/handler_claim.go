@@ -4,15 +4,17 @@ import (
 	"sync/atomic"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // handlerClaim is one claimed partition as a handler sees it: the
 // sarama.ConsumerGroupClaim its ConsumeClaim reads. Its worker sends on
 // msgs and closes it.
 type handlerClaim struct {
-	worker  *partitionWorker
+	worker  *worker.Worker
 	initial int64
-	msgs    chan *sarama.ConsumerMessage // buffered (ChannelBufferSize); see worker_recall.go
+	msgs    chan *sarama.ConsumerMessage // buffered (ChannelBufferSize); see docs/recall.md
 	revoked atomic.Bool                  // set before msgs is closed
 	// returned is closed once ConsumeClaim has returned: nobody reads msgs
 	// any more.
@@ -22,10 +24,10 @@ type handlerClaim struct {
 var _ sarama.ConsumerGroupClaim = (*handlerClaim)(nil)
 
 // Topic implements sarama.ConsumerGroupClaim.
-func (c *handlerClaim) Topic() string { return c.worker.tp.Topic }
+func (c *handlerClaim) Topic() string { return c.worker.Partition().Topic }
 
 // Partition implements sarama.ConsumerGroupClaim.
-func (c *handlerClaim) Partition() int32 { return c.worker.tp.Partition }
+func (c *handlerClaim) Partition() int32 { return c.worker.Partition().Partition }
 
 // InitialOffset implements sarama.ConsumerGroupClaim: the committed offset
 // the claim starts at, or Offsets.Initial (sarama.OffsetOldest or
@@ -35,7 +37,7 @@ func (c *handlerClaim) InitialOffset() int64 { return c.initial }
 // HighWaterMarkOffset implements sarama.ConsumerGroupClaim: the offset the
 // next message produced to the partition gets, as of the last message
 // fetched (0 before the first).
-func (c *handlerClaim) HighWaterMarkOffset() int64 { return c.worker.hwm.Load() }
+func (c *handlerClaim) HighWaterMarkOffset() int64 { return c.worker.HighWaterMark() }
 
 // Messages implements sarama.ConsumerGroupClaim. Like sarama's, it is
 // buffered (Config.ChannelBufferSize messages, at most 64). It is closed

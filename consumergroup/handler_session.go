@@ -9,6 +9,7 @@ import (
 	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // handlerSession is one Consume call: the sarama.ConsumerGroupSession its
@@ -45,42 +46,43 @@ func newHandlerSession(ctx context.Context, g *HandlerGroup, handler sarama.Cons
 	return s
 }
 
-// open implements claimSink: once Setup has returned, it starts the
+// Open implements worker.Sink: once Setup has returned, it starts the
 // handler's ConsumeClaim for w's partition on a channel of its own.
-func (s *handlerSession) open(w *partitionWorker, _ *offsets.Partition, next int64) chan *sarama.ConsumerMessage {
-	if !w.await(s.setupDone) {
-		return nil
+func (s *handlerSession) Open(w *worker.Worker, _ *offsets.Partition, next int64) (chan *sarama.ConsumerMessage, <-chan struct{}) {
+	if !w.Await(s.setupDone) {
+		return nil, nil
 	}
 	initial := next
 	if initial < 0 {
-		initial = w.cg.config.Offsets.Initial // as sarama's claims report it
+		initial = s.cg.config.Offsets.Initial // as sarama's claims report it
 	}
-	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, min(w.cg.config.ChannelBufferSize, maxClaimBuffer)),
+	c := &handlerClaim{worker: w, initial: initial, msgs: make(chan *sarama.ConsumerMessage, min(s.cg.config.ChannelBufferSize, maxClaimBuffer)),
 		returned: make(chan struct{})}
+	tp := topicPartition(w.Partition())
 	s.mu.Lock()
 	if s.ending {
 		s.mu.Unlock()
-		return nil
+		return nil, nil
 	}
-	s.claims[w.tp] = c
+	s.claims[tp] = c
 	s.generation++
 	s.running.Add(1)
 	s.mu.Unlock()
-	w.readerGone = c.returned
 	go s.consumeClaim(c)
-	return c.msgs
+	return c.msgs, c.returned
 }
 
-// close implements claimSink: it closes the claim's channel, which tells
+// Close implements worker.Sink: it closes the claim's channel, which tells
 // ConsumeClaim to return.
-func (s *handlerSession) close(w *partitionWorker) {
+func (s *handlerSession) Close(w *worker.Worker) {
+	tp := topicPartition(w.Partition())
 	s.mu.Lock()
-	c := s.claims[w.tp]
+	c := s.claims[tp]
 	if c == nil || c.worker != w {
 		s.mu.Unlock()
 		return
 	}
-	delete(s.claims, w.tp)
+	delete(s.claims, tp)
 	s.generation++
 	s.mu.Unlock()
 	c.revoked.Store(true)

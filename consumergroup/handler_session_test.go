@@ -7,11 +7,11 @@ import (
 	"reflect"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkgroup/kafka/internal/fence"
+	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -57,17 +57,27 @@ func newTestSession(h sarama.ConsumerGroupHandler) (*handlerSession, *HandlerGro
 		config:   NewConfig(),
 		instance: &kazoo.ConsumergroupInstance{ID: "member-1"},
 	}
-	newTestOffsetManager(cg)
+	cg.offsetManager = newOffsetManager(cg, &OffsetManagerConfig{})
 	g := &HandlerGroup{name: "g", config: cg.config, errors: make(chan error, 8), closing: make(chan struct{})}
 	s := newHandlerSession(context.Background(), g, h)
 	s.cg = cg
 	return s, g
 }
 
-func (s *handlerSession) testWorker(tp topicPartition) *partitionWorker {
-	w := newBareWorker()
-	w.cg, w.tp = s.cg, tp
-	return w
+// testWorker is a worker of s's group for tp that has not started.
+func (s *handlerSession) testWorker(tp topicPartition) *worker.Worker {
+	return worker.New(s.cg.workerConfig(), s.cg.workerDeps(), worker.TopicPartition(tp))
+}
+
+// openOut is Open's channel.
+func (s *handlerSession) openOut(w *worker.Worker, owned *offsets.Partition, next int64) chan *sarama.ConsumerMessage {
+	out, _ := s.Open(w, owned, next)
+	return out
+}
+
+// adoptAt starts tracking tp for w at next, no offset node stored.
+func (om *offsetManager) adoptAt(tp topicPartition, c *kazoo.PartitionClaim, next int64, w *worker.Worker) *offsets.Partition {
+	return om.Adopt(offsets.TopicPartition(tp), c, offsets.Stored{ZkNext: next, ZkVersion: -1, KafkaNext: -1}, w)
 }
 
 // A claim starts only after Setup, gets its own channel read by its own
@@ -79,11 +89,11 @@ func TestHandlerSessionClaimLifecycle(t *testing.T) {
 		s, _ := newTestSession(h)
 		tp := topicPartition{"t", 3}
 		w := s.testWorker(tp)
-		defer w.cancel()
+		defer w.Stop(false)
 		owned := s.cg.offsetManager.adoptAt(tp, nil, 40, w)
 
 		opened := make(chan chan *sarama.ConsumerMessage, 1)
-		go func() { opened <- s.open(w, owned, 40) }()
+		go func() { opened <- s.openOut(w, owned, 40) }()
 		synctest.Wait()
 		if len(opened) != 0 || len(h.claims) != 0 {
 			t.Fatal("a claim started before Setup returned")
@@ -123,7 +133,7 @@ func TestHandlerSessionClaimLifecycle(t *testing.T) {
 			t.Errorf("after MarkMessage: Pending() = %d, %v; want 41, true", next, dirty)
 		}
 
-		s.close(w)
+		s.Close(w)
 		<-h.returned
 		synctest.Wait()
 		if err := context.Cause(s.ctx); err != nil {
@@ -147,13 +157,13 @@ func TestHandlerClaimInitialOffsetWithoutCommit(t *testing.T) {
 		s.cg.config.Offsets.Initial = sarama.OffsetNewest
 		close(s.setupDone)
 		w := s.testWorker(topicPartition{"t", 0})
-		defer w.cancel()
-		out := s.open(w, nil, -1)
+		defer w.Stop(false)
+		out := s.openOut(w, nil, -1)
 		if c := <-h.claims; c.InitialOffset() != sarama.OffsetNewest {
 			t.Errorf("InitialOffset() = %d, want sarama.OffsetNewest", c.InitialOffset())
 		}
 		_ = out
-		s.close(w)
+		s.Close(w)
 		<-h.returned
 	})
 }
@@ -167,8 +177,8 @@ func TestHandlerSessionClaimExitEndsSession(t *testing.T) {
 		s, g := newTestSession(h)
 		close(s.setupDone)
 		w := s.testWorker(topicPartition{"t", 1})
-		defer w.cancel()
-		if s.open(w, nil, 0) == nil {
+		defer w.Stop(false)
+		if s.openOut(w, nil, 0) == nil {
 			t.Fatal("open refused")
 		}
 		<-h.returned
@@ -185,7 +195,7 @@ func TestHandlerSessionClaimExitEndsSession(t *testing.T) {
 		default:
 			t.Error("ConsumeClaim's error was not reported")
 		}
-		s.close(w) // the worker still closes its channel when it stops
+		s.Close(w) // the worker still closes its channel when it stops
 	})
 }
 
@@ -193,18 +203,17 @@ func TestHandlerSessionClaimExitEndsSession(t *testing.T) {
 // claim lost while it waits for Setup, or when the session is ending.
 func TestHandlerSessionOpenRefused(t *testing.T) {
 	cases := []struct {
-		name     string
-		event    func(s *handlerSession, w *partitionWorker)
-		wantLost bool
+		name  string
+		event func(s *handlerSession, w *worker.Worker)
 	}{
-		{"worker stopped", func(_ *handlerSession, w *partitionWorker) { w.stop(false) }, false},
-		{"claim lost", func(_ *handlerSession, w *partitionWorker) { w.lost() }, true},
-		{"session ending", func(s *handlerSession, _ *partitionWorker) {
+		{"worker stopped", func(_ *handlerSession, w *worker.Worker) { w.Stop(false) }},
+		{"claim lost", func(_ *handlerSession, w *worker.Worker) { w.CommitResult(offsets.CommitResult{Lost: true}) }},
+		{"session ending", func(s *handlerSession, _ *worker.Worker) {
 			s.mu.Lock()
 			s.ending = true
 			s.mu.Unlock()
 			close(s.setupDone)
-		}, false},
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,9 +221,9 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				h := newRecordingHandler()
 				s, _ := newTestSession(h)
 				w := s.testWorker(topicPartition{"t", 0})
-				defer w.cancel()
+				defer w.Stop(false)
 				opened := make(chan chan *sarama.ConsumerMessage, 1)
-				go func() { opened <- s.open(w, nil, 0) }()
+				go func() { opened <- s.openOut(w, nil, 0) }()
 				synctest.Wait()
 				c.event(s, w)
 				if out := <-opened; out != nil {
@@ -223,9 +232,6 @@ func TestHandlerSessionOpenRefused(t *testing.T) {
 				synctest.Wait()
 				if len(h.claims) != 0 || len(s.Claims()) != 0 {
 					t.Error("a claim started")
-				}
-				if got := w.ev.has(eventLoss); got != c.wantLost {
-					t.Errorf("worker's claim lost: %v, want %v", got, c.wantLost)
 				}
 			})
 		})
@@ -238,7 +244,7 @@ func TestHandlerSessionMarks(t *testing.T) {
 	s, _ := newTestSession(newRecordingHandler())
 	tp := topicPartition{"t", 0}
 	w := s.testWorker(tp)
-	defer w.cancel()
+	defer w.Stop(false)
 	owned := s.cg.offsetManager.adoptAt(tp, nil, 10, w)
 	for o := int64(10); o < 20; o++ {
 		owned.Offer(o)
@@ -293,49 +299,47 @@ func (h *contextHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 }
 
 // Once ConsumeClaim has returned, nobody reads what its claim's buffer
-// still holds, so nobody marks it: the drain takes it back and ends as
-// soon as what the handler did read is marked, rather than waiting
-// Offsets.ProcessingTimeout for marks that cannot come (and reporting
-// them). The position to commit stays below what the handler never got.
-func TestDrainAfterConsumeClaimReturnedTakesBackTheBuffer(t *testing.T) {
+// still holds: Open's readerGone closes, with the rest of the buffer
+// unread, so the worker's drain takes it back rather than waiting
+// Offsets.ProcessingTimeout for marks that cannot come (the worker's side:
+// internal/worker's TestDrainAfterTheReaderIsGoneTakesBackTheBuffer).
+func TestReaderGoneOnceConsumeClaimReturned(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := &contextHandler{got: make(chan int64, 1)}
 		s, _ := newTestSession(h)
-		s.cg.gate = fence.NewGate()
 		close(s.setupDone)
 		tp := topicPartition{"t", 0}
 		w := s.testWorker(tp)
-		defer w.cancel()
+		defer w.Stop(false)
 		owned := s.cg.offsetManager.adoptAt(tp, nil, 0, w)
-		w.owned = owned
-		if w.out = s.open(w, owned, 0); w.out == nil {
-			t.Fatal("open refused")
+		out, gone := s.Open(w, owned, 0)
+		if out == nil || gone == nil {
+			t.Fatal("open refused, or no reader's end to watch")
 		}
-		w.sink = s
 		for o := int64(0); o < 5; o++ {
 			owned.Offer(o)
-			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
+			out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
 			owned.Delivered(o)
 		}
 		if got := <-h.got; got != 0 {
 			t.Fatalf("the handler got %d first, want 0", got)
 		}
+		synctest.Wait()
+		select {
+		case <-gone:
+			t.Fatal("reader gone while ConsumeClaim runs")
+		default:
+		}
 		s.cancel(context.Canceled) // the session ends: ConsumeClaim returns
 		synctest.Wait()
-
-		w.stop(false)
-		w.ev.take()
-		w.enter(stateDraining)
-		start := time.Now()
-		if e := w.drain(); e != eventFinished {
-			t.Fatalf("drain ended with %v, want finished", e)
+		select {
+		case <-gone:
+		default:
+			t.Fatal("ConsumeClaim returned, but the reader is not gone")
 		}
-		if w.drainErr != nil {
-			t.Errorf("drain error %v after %v: it waited for messages nobody could read", w.drainErr, time.Since(start))
+		if n := len(out); n != 4 {
+			t.Errorf("buffer holds %d messages, want the 4 the handler never read", n)
 		}
-		owned.Tracker.MarkOffset(3) // a late mark of a message never read
-		if next, _ := owned.Tracker.Pending(); next != 1 {
-			t.Errorf("position to commit %d, want 1: the handler got and marked 0 only", next)
-		}
+		s.Close(w)
 	})
 }

@@ -28,10 +28,6 @@ import (
 // while it was made: the reset may then not hold.
 var ErrResetWhileMembersRun = offsets.ErrResetWhileMembersRun
 
-// errSeekPending: a seek to an offset stored underneath is pending; the
-// worker takes it before it fetches.
-var errSeekPending = offsets.ErrSeekPending
-
 // openOffsetStores opens Kafka's group offsets when Offsets.Storage uses
 // them, and makes the reset Offsets.ResetOffsets asks for, in the stores
 // Offsets.Storage names (a reset with Kafka in them runs only while no
@@ -141,22 +137,3 @@ func ownCommitConns(conf *sarama.Config) (*sarama.Config, offsets.Dialer) {
 	d := brokerconn.NewDialer(conf)
 	return brokerconn.Config(conf, d), d
 }
-
-// alignStores brings the stores that are behind the start offset up to it
-// at once (see offsets.Store's Align): a start the store moved is
-// committed before anything is delivered.
-func (w *partitionWorker) alignStores(owned *offsets.Partition, st offsets.Stored) {
-	if w.cg.offsetManager.Store().Align(owned, st) {
-		w.commitStart(owned)
-	}
-}
-
-// ClaimLost implements offsets.Owner: the claim ended.
-func (w *partitionWorker) ClaimLost() { w.lost() }
-
-// StoredOffsetMoved implements offsets.Owner: the stored offset changed
-// underneath; the worker seeks there.
-func (w *partitionWorker) StoredOffsetMoved(next int64) { w.seek(next) }
-
-// HighWaterMark implements offsets.Owner.
-func (w *partitionWorker) HighWaterMark() int64 { return w.hwm.Load() }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -134,8 +135,8 @@ func TestIntegrationResetAfterFinalCommitReleasesOwnerNode(t *testing.T) {
 	f.waitOwned(15*time.Second, 2, "x joined", x)
 
 	var once sync.Once
-	hook := func(w *partitionWorker) {
-		if w.cg != x || w.ev.has(eventLoss) {
+	hook := func(cg *ConsumerGroup, w *worker.Worker) {
+		if cg != x || w.ClaimEnded() {
 			return
 		}
 		once.Do(func() {

@@ -10,6 +10,7 @@ import (
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/worker"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -55,9 +56,9 @@ func TestIntegrationSweepDeletesLeftOwnerNode(t *testing.T) {
 	workers := groupWorkers{cg}
 	sweeps := []coord.Worker{workers.SweepOwnerNode(coord.TopicPartition{Topic: topic, Partition: 0})}
 	sweeps = append(sweeps, workers.SweepOwnerNode(coord.TopicPartition{Topic: topic, Partition: 1}))
-	w := workers.Start(coord.TopicPartition{Topic: topic, Partition: 1}, sweeps[1], make(chan coord.Worker, 1)).(*partitionWorker)
-	defer func() { w.stop(true); <-w.done }()
-	if w.prev != sweeps[1] {
+	w := workers.Start(coord.TopicPartition{Topic: topic, Partition: 1}, sweeps[1], make(chan coord.Worker, 1)).(*worker.Worker)
+	defer func() { w.Stop(true); <-w.Done() }()
+	if w.Predecessor() != sweeps[1] {
 		t.Fatal("the worker started for partition 1 does not wait for its sweep")
 	}
 	for p := int32(0); p < 2; p++ {

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/zkgroup/kafka/claim"
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // testHooks lets this package's tests reach into a partition's life at
@@ -12,7 +13,7 @@ import (
 // each is read once at its point, so a nil hook costs one atomic load.
 var testHooks struct {
 	// beforeRelease runs in the worker's goroutine as it enters releasing.
-	beforeRelease atomic.Pointer[func(w *partitionWorker)]
+	beforeRelease atomic.Pointer[func(cg *ConsumerGroup, w *worker.Worker)]
 	// wrapRegistry wraps the claim registry of a group as it connects.
 	wrapRegistry atomic.Pointer[func(cg *ConsumerGroup, reg claim.Registry) claim.Registry]
 }
@@ -27,8 +28,8 @@ func registryFor(cg *ConsumerGroup, reg claim.Registry) claim.Registry {
 }
 
 // runBeforeRelease runs the beforeRelease hook, if set.
-func runBeforeRelease(w *partitionWorker) {
+func runBeforeRelease(cg *ConsumerGroup, w *worker.Worker) {
 	if h := testHooks.beforeRelease.Load(); h != nil {
-		(*h)(w)
+		(*h)(cg, w)
 	}
 }

@@ -311,16 +311,15 @@ type bareOwner struct {
 	seeks []int64
 }
 
-func (o *bareOwner) ClaimLost() {
+func (o *bareOwner) CommitResult(r CommitResult) {
 	o.mu.Lock()
-	o.lost = true
-	o.mu.Unlock()
-}
-
-func (o *bareOwner) StoredOffsetMoved(next int64) {
-	o.mu.Lock()
-	o.seeks = append(o.seeks, next)
-	o.mu.Unlock()
+	defer o.mu.Unlock()
+	if r.Lost {
+		o.lost = true
+	}
+	if r.Moved {
+		o.seeks = append(o.seeks, r.Stored)
+	}
 }
 
 func (o *bareOwner) HighWaterMark() int64 { return 0 }

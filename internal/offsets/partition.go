@@ -16,18 +16,27 @@ type TopicPartition struct {
 }
 
 // Owner is the one consuming a partition the committer tracks (the
-// partition worker). The committer tells it what a commit found, and asks
-// it for the high-water mark the lag metric needs.
+// partition worker). The committer sends it what a commit found, as a
+// value, and asks it for the high-water mark the lag metric needs.
 type Owner interface {
-	// ClaimLost tells the owner its claim ended (the epoch moved): it stops
-	// without committing.
-	ClaimLost()
-	// StoredOffsetMoved tells the owner the stored offset changed
-	// underneath (a conflict): it seeks to next before it delivers again.
-	StoredOffsetMoved(next int64)
+	// CommitResult tells the owner what a commit found. It must not block:
+	// the committer calls it with the partition's commit lock held.
+	CommitResult(CommitResult)
 	// HighWaterMark returns the partition's high-water mark as last seen;
 	// 0 or less: none yet.
 	HighWaterMark() int64
+}
+
+// CommitResult is what a commit found that the partition's owner acts on:
+// the claim lost, or the stored offset moved underneath.
+type CommitResult struct {
+	// Lost: the claim ended (the epoch moved); the owner stops without
+	// committing.
+	Lost bool
+	// Moved: the stored offset changed underneath (a conflict); the owner
+	// seeks to Stored before it delivers again.
+	Moved  bool
+	Stored int64
 }
 
 // Partition is the offset state of one partition this instance consumes:
@@ -183,7 +192,7 @@ func (o *Partition) RestartAtMark(below int64) int64 {
 func (o *Partition) markLost() {
 	o.lost.Store(true)
 	if o.owner != nil {
-		o.owner.ClaimLost()
+		o.owner.CommitResult(CommitResult{Lost: true})
 	}
 }
 

@@ -176,7 +176,7 @@ func (s *zookeeperStore) adoptConflict(o *Partition, next int64, c *kazoo.Offset
 	report := &ConflictError{Topic: o.TP.Topic, Partition: o.TP.Partition, Pending: next, Stored: c.Stored, Err: err}
 	if o.owner != nil {
 		o.seeking.Store(true)
-		o.owner.StoredOffsetMoved(c.Stored)
+		o.owner.CommitResult(CommitResult{Moved: true, Stored: c.Stored})
 	} else {
 		o.Tracker.Reset(c.Stored)
 	}

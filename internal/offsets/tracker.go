@@ -197,32 +197,46 @@ func (t *Tracker) quiescentLocked() bool {
 // The caller bounds ctx by Offsets.ProcessingTimeout.
 func (t *Tracker) Drain(ctx context.Context) error {
 	for {
-		t.mu.Lock()
-		if t.quiescentLocked() {
-			t.mu.Unlock()
+		settled, changed := t.Settled()
+		if settled {
 			return nil
 		}
-		changed := t.waitChanLocked()
-		t.mu.Unlock()
-
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			// A mark that raced the deadline still counts.
-			t.mu.Lock()
-			ok, next, delivered := t.quiescentLocked(), t.next, t.delivered.Load()
-			t.mu.Unlock()
-			if ok {
-				return nil
-			}
-			// The prefix names the package whose users see the error.
-			err := fmt.Errorf("consumergroup: gave up waiting for offsets %d..%d to be marked: %w", max(next, 0), delivered, ctx.Err())
-			if cause := context.Cause(ctx); cause != ctx.Err() {
+			err := t.Unsettled(ctx.Err())
+			if cause := context.Cause(ctx); err != nil && cause != ctx.Err() {
 				err = fmt.Errorf("%w (%w)", err, cause)
 			}
 			return err
 		}
 	}
+}
+
+// Settled reports whether every message delivered so far is marked; when
+// not, changed is closed at the tracker's next change. A worker's drain
+// selects on it beside its other events.
+func (t *Tracker) Settled() (settled bool, changed <-chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.quiescentLocked() {
+		return true, nil
+	}
+	return false, t.waitChanLocked()
+}
+
+// Unsettled returns nil when every delivered message is marked (a mark
+// that raced a deadline still counts), or else an error naming the
+// outstanding offsets that wraps why the wait for them ended.
+func (t *Tracker) Unsettled(why error) error {
+	t.mu.Lock()
+	ok, next, delivered := t.quiescentLocked(), t.next, t.delivered.Load()
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	// The prefix names the package whose users see the error.
+	return fmt.Errorf("consumergroup: gave up waiting for offsets %d..%d to be marked: %w", max(next, 0), delivered, why)
 }
 
 // RestartAtMark starts a new generation at the current position, lowered

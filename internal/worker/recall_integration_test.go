@@ -1,7 +1,6 @@
-package consumergroup
+package worker
 
 import (
-	"log/slog"
 	"testing"
 	"time"
 
@@ -20,14 +19,15 @@ import (
 // (the claim's session is the current one), hence the local stack's
 // ZooKeeper.
 type pumpFixture struct {
-	w     *partitionWorker
+	w     *Worker
+	gate  *fence.Gate
 	owned *offsets.Partition
 	out   chan *sarama.ConsumerMessage
 }
 
 type pumpResult struct {
 	resume int64
-	e      workerEvent
+	e      Event
 	ended  bool
 }
 
@@ -39,20 +39,14 @@ func newPumpFixture(t testing.TB, capacity int) *pumpFixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kz.Close() })
-	cg := &ConsumerGroup{
-		log:    slog.New(slog.DiscardHandler),
-		kazoo:  kz,
-		gate:   fence.NewGate(),
-		errors: make(chan error, 8),
-	}
-	w := newBareWorker()
+	gate := fence.NewGate()
+	w := newTestWorker(Deps{Session: kz, Gate: gate})
 	t.Cleanup(w.cancel)
-	w.cg, w.tp = cg, topicPartition{"t", 0}
 	w.out = make(chan *sarama.ConsumerMessage, capacity)
-	owned := newTestOffsetManager(cg).adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i", SessionID: kz.SessionID()}, 0, w)
+	owned := adoptAt(w, testClaim(kz.SessionID()), 0)
 	w.owned = owned
-	t.Cleanup(cg.gate.Listen(w.ev.raisePause)) // as consume does
-	return &pumpFixture{w: w, owned: owned, out: w.out}
+	t.Cleanup(gate.Listen(w.onGatePause)) // as run does
+	return &pumpFixture{w: w, gate: gate, owned: owned, out: w.out}
 }
 
 // run starts pump at 0 over a partition consumer serving the given offsets.
@@ -77,9 +71,9 @@ func (f *pumpFixture) toDraining(t *testing.T, offsets ...int64) {
 	t.Helper()
 	res := f.run(offsets...)
 	f.waitBuffered(t, len(offsets))
-	f.w.stop(false)
+	f.w.Stop(false)
 	await(t, res)
-	f.w.ev.take() // the stop that brought it to draining
+	f.w.inbox.Take() // the stop that brought it to draining
 	close(f.out)
 }
 
@@ -112,12 +106,12 @@ func await(t *testing.T, res <-chan pumpResult) pumpResult {
 func TestIntegrationRecallOnLoss(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		event func(w *partitionWorker)
-		want  workerEvent
+		event func(w *Worker)
+		want  Event
 	}{
-		{"loss", func(w *partitionWorker) { w.lost() }, eventLoss},
-		{"abandon", func(w *partitionWorker) { w.stop(true) }, eventAbandon},
-		{"seek", func(w *partitionWorker) { w.seek(2) }, eventSeek},
+		{"loss", func(w *Worker) { w.lost() }, Loss},
+		{"abandon", func(w *Worker) { w.Stop(true) }, Abandon},
+		{"seek", func(w *Worker) { w.inbox.SeekTo(2) }, Seek},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newPumpFixture(t, 8)
@@ -141,8 +135,8 @@ func TestIntegrationCleanStopKeepsTheBuffer(t *testing.T) {
 	f := newPumpFixture(t, 8)
 	res := f.run(0, 1, 2)
 	f.waitBuffered(t, 3)
-	f.w.stop(false)
-	if r := await(t, res); !r.ended || r.e != eventStop {
+	f.w.Stop(false)
+	if r := await(t, res); !r.ended || r.e != Stop {
 		t.Fatalf("pump = %+v, want to end with stop", r)
 	}
 	if n := len(f.out); n != 3 {
@@ -165,9 +159,9 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	if !f.owned.Mark(m0, m0.Offset) {
 		t.Fatal("mark of 0 refused")
 	}
-	f.w.cg.gate.Set(true)
+	f.gate.Set(true)
 	r := await(t, res)
-	if r.ended || r.e != eventSeek || r.resume != 1 {
+	if r.ended || r.e != Pause || r.resume != 1 {
 		t.Fatalf("pump = %+v after the pause, want to resume at the marked offset 1", r)
 	}
 	if n := len(f.out); n != 0 {
@@ -183,7 +177,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	// Pumping again at 1 while fenced off hands nothing out until the gate
 	// opens, then delivers from 1.
 	res = f.runFrom(openedConsumer(newFakePartitionConsumer(1, 2)), 1)
-	time.AfterFunc(200*time.Millisecond, func() { f.w.cg.gate.Set(false) })
+	time.AfterFunc(200*time.Millisecond, func() { f.gate.Set(false) })
 	select {
 	case m := <-f.out:
 		if m.Offset != 1 {
@@ -192,7 +186,7 @@ func TestIntegrationRecallOnPause(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("nothing delivered after the gate opened")
 	}
-	f.w.stop(false)
+	f.w.Stop(false)
 	await(t, res)
 }
 
@@ -203,11 +197,11 @@ func TestIntegrationPauseWithEmptyBufferKeepsPosition(t *testing.T) {
 	f.waitBuffered(t, 2)
 	<-f.out
 	<-f.out
-	f.w.cg.gate.Set(true)
+	f.gate.Set(true)
 	time.Sleep(100 * time.Millisecond)
-	f.w.cg.gate.Set(false)
-	f.w.stop(false)
-	if r := await(t, res); !r.ended || r.e != eventStop {
+	f.gate.Set(false)
+	f.w.Stop(false)
+	if r := await(t, res); !r.ended || r.e != Stop {
 		t.Fatalf("pump = %+v, want to end with the stop only", r)
 	}
 	if d := f.owned.Tracker.LastDelivered(); d != 1 {
@@ -224,13 +218,13 @@ func TestIntegrationRecallWhileDraining(t *testing.T) {
 	m0 := <-f.out
 	f.owned.Mark(m0, m0.Offset)
 	f.w.drainDeadline = time.Now().Add(time.Minute)
-	drained := make(chan workerEvent, 1)
+	drained := make(chan Event, 1)
 	go func() { drained <- f.w.drain() }()
 	time.Sleep(100 * time.Millisecond)
-	f.w.cg.gate.Set(true)
+	f.gate.Set(true)
 	select {
 	case e := <-drained:
-		if e != eventFinished {
+		if e != Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 	case <-time.After(5 * time.Second):
@@ -254,7 +248,7 @@ func TestIntegrationRecallAfterDrainTimeout(t *testing.T) {
 	m1 := <-f.out // the handler got 0 and 1 and marked 1
 	f.owned.Mark(m1, m1.Offset)
 	f.w.drainDeadline = time.Now().Add(200 * time.Millisecond)
-	if e := f.w.drain(); e != eventFinished {
+	if e := f.w.drain(); e != Finished {
 		t.Fatalf("drain ended with %v, want finished", e)
 	}
 	if f.w.drainErr == nil {
@@ -279,7 +273,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 	res := f.run(0, 1, 2, 3)
 	f.waitBuffered(t, 4)
 	f.owned.TestCommitLocker().Lock() // a commit in flight, hanging
-	f.w.cg.gate.Set(true)
+	f.gate.Set(true)
 	deadline := time.Now().Add(2 * time.Second)
 	for len(f.out) != 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -288,7 +282,7 @@ func TestIntegrationRecallOnPauseDoesNotWaitForACommit(t *testing.T) {
 		t.Errorf("the buffer still holds %d messages while fenced off: the recall waits for the commit in flight", n)
 	}
 	f.owned.TestCommitLocker().Unlock()
-	if r := await(t, res); r.ended || r.e != eventSeek || r.resume != 0 {
+	if r := await(t, res); r.ended || r.e != Pause || r.resume != 0 {
 		t.Fatalf("pump = %+v, want to restart at the marked offset 0", r)
 	}
 }

@@ -1,7 +1,6 @@
-package consumergroup
+package worker
 
 import (
-	"log/slog"
 	"testing"
 	"testing/synctest"
 
@@ -14,12 +13,13 @@ import (
 // and the next reconcile rely on "done" covering the predecessor too.
 func TestSuccessorDoneImpliesPredecessorDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
-		prev := &partitionWorker{done: make(chan struct{})} // stopped, still draining/committing/releasing
+		prev := &Worker{done: make(chan struct{})} // stopped, still draining/committing/releasing
 		exited := make(chan coord.Worker)
-		w := cg.startWorker(topicPartition{"t", 0}, prev, exited)
+		w := newTestWorker(Deps{})
+		w.prev, w.exited = prev, exited
+		go w.run()
 		synctest.Wait()
-		w.stop(false) // rebalanced away again, or Close's stopAll
+		w.Stop(false) // rebalanced away again, or Close's stopAll
 		synctest.Wait()
 		select {
 		case <-w.done:

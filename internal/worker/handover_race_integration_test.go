@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"testing"
@@ -50,16 +50,16 @@ func openedConsumer(pc sarama.PartitionConsumer) fetch.Source {
 func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 	f := newPumpFixture(t, 0) // unbuffered, as Messages()
 
-	f.w.seek(5)
-	if r := await(t, f.run()); r.ended || r.e != eventSeek || r.resume != 5 {
+	f.w.inbox.SeekTo(5)
+	if r := await(t, f.run()); r.ended || r.e != Seek || r.resume != 5 {
 		t.Fatalf("pump = %+v, want to resume at 5", r)
 	}
 
 	// The application is busy: offset 5 waits in the hand-over.
 	pumped := f.runFrom(openedConsumer(newFakePartitionConsumer(5, 6, 7)), 5)
 	time.Sleep(200 * time.Millisecond)
-	f.w.seek(5)
-	if r := await(t, pumped); r.ended || r.e != eventSeek || r.resume != 5 {
+	f.w.inbox.SeekTo(5)
+	if r := await(t, pumped); r.ended || r.e != Seek || r.resume != 5 {
 		t.Fatalf("pump = %+v after a seek during the hand-over, want to resume at 5", r)
 	}
 	if d := f.owned.Tracker.LastDelivered(); d >= 5 {
@@ -76,8 +76,8 @@ func TestIntegrationSeekDuringHandOverSkipsNoMessage(t *testing.T) {
 		t.Error("offset 5 was never handed over after the seek")
 	}
 
-	f.w.stop(false)
-	if r := await(t, pumped); !r.ended || r.e != eventStop {
+	f.w.Stop(false)
+	if r := await(t, pumped); !r.ended || r.e != Stop {
 		t.Errorf("pump = %+v after the stop, want to end with stop", r)
 	}
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"errors"
@@ -25,11 +25,11 @@ const claimWatchRetry = 200 * time.Millisecond
 //
 // stop is closed before the worker releases the claim itself, so its own
 // release is never taken for a loss.
-func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
+func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
 	for {
 		// Both watches, not WatchClaim's merged channel: that costs a
 		// goroutine per owned partition, beside this one.
-		changed, err := w.cg.instance.WatchClaimNodes(pc)
+		changed, err := w.deps.Registry.WatchClaimNodes(pc)
 		select {
 		case <-stop:
 			return
@@ -39,10 +39,10 @@ func (w *partitionWorker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Pa
 		case errors.Is(err, kazoo.ErrClaimLost):
 			owned.SetLost()
 			w.lost()
-			if w.cg.kazoo.SessionID() == pc.SessionID {
+			if w.deps.Session.SessionID() == pc.SessionID {
 				// Not our own session's expiry (the manage loop handles
 				// that for every partition at once): tell the application.
-				w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("partition stopped: %w", err))
+				w.report(fmt.Errorf("partition stopped: %w", err))
 			}
 			return
 		case err != nil:

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"testing"

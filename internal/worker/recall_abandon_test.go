@@ -1,14 +1,11 @@
-package consumergroup
+package worker
 
 import (
-	"log/slog"
 	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/IBM/sarama"
-
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // A handler may read the claim's buffer while the worker takes it back, so
@@ -21,11 +18,8 @@ import (
 func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 	const size, rounds = 64, 2000
 	for round := 0; round < rounds; round++ {
-		cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
-		om := newTestOffsetManager(cg)
-		w := newBareWorker()
-		w.cg, w.tp = cg, topicPartition{"t", 0}
-		owned := om.adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, w)
+		w := newTestWorker(Deps{})
+		owned := adoptAt(w, testClaim(0), 0)
 		w.owned = owned
 		w.out = make(chan *sarama.ConsumerMessage, size)
 		for o := int64(0); o < size; o++ {
@@ -58,8 +52,8 @@ func TestRecallOnAbandonNeverCommitsPastWhatWasTakenBack(t *testing.T) {
 			}
 		}()
 		<-started
-		w.stop(true)
-		if e, _, ended, _ := w.takeWhileConsuming(owned, 0); e != eventAbandon || !ended {
+		w.Stop(true)
+		if e, _, ended, _ := w.takeWhileConsuming(0); e != Abandon || !ended {
 			t.Fatalf("took %v (ended %v), want abandon", e, ended)
 		}
 		close(stop)

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"testing"
@@ -13,12 +13,12 @@ import (
 // claim's buffered one. The kazoo session only serves the claim's
 // validity check, hence the local stack's ZooKeeper. Run:
 //
-//	go test -run=NONE -bench=IntegrationHandOver ./consumergroup/
+//	go test -run=NONE -bench=IntegrationHandOver ./internal/worker/
 func BenchmarkIntegrationHandOver(b *testing.B) {
 	for _, c := range []struct {
 		name     string
 		capacity int
-	}{{"unbuffered", 0}, {"buffered", maxClaimBuffer}} {
+	}{{"unbuffered", 0}, {"buffered", 64}} {
 		b.Run(c.name, func(b *testing.B) {
 			f := newPumpFixture(b, c.capacity)
 			pc := &fakePartitionConsumer{
@@ -41,7 +41,7 @@ func BenchmarkIntegrationHandOver(b *testing.B) {
 				f.owned.Mark(m, m.Offset)
 			}
 			b.StopTimer()
-			f.w.stop(false)
+			f.w.Stop(false)
 			<-res
 		})
 	}

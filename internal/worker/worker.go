@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"context"
@@ -16,25 +16,22 @@ import (
 	"github.com/zkgroup/kafka/kazoo"
 )
 
-// topicPartition names one partition of one topic.
-type topicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-// partitionWorker owns one assigned partition for as long as it stays
+// Worker owns one assigned partition for as long as it stays
 // assigned here: it claims it, consumes it, and on stop drains, commits and
-// releases it. Its life is the state machine of worker_lifecycle.go, run by
-// one goroutine (run); everybody else talks to it through its events (stop,
-// seek, lost), and it waits for nothing else.
-type partitionWorker struct {
-	cg     *ConsumerGroup
-	tp     topicPartition
-	prev   *partitionWorker // a predecessor for the same partition still stopping
+// releases it. Its life is the state machine of Next, run by one
+// goroutine; everybody else talks to it through its inbox (stop, abandon,
+// lost, seek, pause), and it waits for nothing else. It is the manage
+// loop's coord.Worker and the committer's offsets.Owner. See
+// docs/worker.md.
+type Worker struct {
+	cfg    Config
+	deps   Deps
+	tp     TopicPartition
+	prev   *Worker // a predecessor for the same partition still stopping
 	log    *slog.Logger
-	ctx    context.Context // ended by stop, abandon, loss and expiry
+	ctx    context.Context // ended by stop, abandon and loss
 	cancel context.CancelFunc
-	ev     *workerEvents
+	inbox  *Inbox
 	exited chan<- coord.Worker // told when the worker ends on its own
 
 	stopped  chan struct{} // closed by stop: the manage loop no longer waits for an exit
@@ -46,7 +43,7 @@ type partitionWorker struct {
 	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
 
 	// out receives the worker's messages: set once the partition is claimed,
-	// by the group's claimSink (Messages(), or the claim's own channel).
+	// by the group's Sink (Messages(), or the claim's own channel).
 	out chan *sarama.ConsumerMessage
 	// readerGone, when not nil, is closed once nobody reads out any more
 	// (a handler's ConsumeClaim returned): set with out.
@@ -55,39 +52,48 @@ type partitionWorker struct {
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
 	owned         *offsets.Partition    // the tracked offsets, once read
-	sink          claimSink             // open while messages may be handed out
+	sink          Sink                  // open while messages may be handed out
 	stopWatch     chan struct{}         // ends the claim watch
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
 	spcClosed     chan struct{}         // closed once the last partition consumer is closed
+	expired       bool                  // pump found the session holding the claim gone
 
 	// mayHoldNode: an owner node of this instance's session may remain for
 	// the partition (a release or a clean-up that did not get through).
 	// Written by run's goroutine before done; the manage loop reads it
-	// after done and sweeps the node (see sweepOwnerNode).
+	// after done and sweeps the node (see Sweep).
 	mayHoldNode bool
 
-	// handing is held while pump hands messages out. A pause of the
-	// delivery gate that finds it free takes back what a claim's buffer
-	// holds at once (see takeBackOutsidePump), wherever else the worker is.
+	// handing is held while the worker hands messages out or takes its
+	// messages in state consuming. A pause of the delivery gate that finds
+	// it free takes back what a claim's buffer holds at once (see
+	// takeBackOutsidePump), wherever else the worker is.
 	handing sync.Mutex
-	// takenBack is the lowest offset taken back that way (-1: none), which
-	// the next pump restarts below; guarded by handing.
-	takenBack int64
+	// takeBackFrom is the partition consuming hands out (nil outside
+	// consuming), and takenBack the lowest offset the take-back outside
+	// pump took (-1: none), which the pause's handling restarts below;
+	// both guarded by handing.
+	takeBackFrom *offsets.Partition
+	takenBack    int64
 }
 
-func (cg *ConsumerGroup) startWorker(tp topicPartition, prev *partitionWorker, exited chan<- coord.Worker) *partitionWorker {
-	w := newWorker(cg, tp)
+// Start starts a worker for tp. prev, if not nil, is the partition's
+// previous worker here, still stopping: the new one claims only once it
+// is done. exited is told when the worker ends on its own (not stopped).
+func Start(cfg Config, deps Deps, tp TopicPartition, prev *Worker, exited chan<- coord.Worker) *Worker {
+	w := New(cfg, deps, tp)
 	w.prev, w.exited = prev, exited
 	go w.run()
 	return w
 }
 
-func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
+// New returns a worker for tp that has not started.
+func New(cfg Config, deps Deps, tp TopicPartition) *Worker {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &partitionWorker{
-		cg: cg, tp: tp, ctx: ctx, cancel: cancel,
-		ev:      newWorkerEvents(cancel),
+	w := &Worker{
+		cfg: cfg, deps: deps, tp: tp, ctx: ctx, cancel: cancel,
+		inbox:   NewInbox(cancel),
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
@@ -95,62 +101,80 @@ func newWorker(cg *ConsumerGroup, tp topicPartition) *partitionWorker {
 
 		takenBack: -1,
 	}
-	if cg != nil && cg.log != nil {
-		w.log = cg.log.With("topic", tp.Topic, "partition", tp.Partition)
+	if deps.Log != nil {
+		w.log = deps.Log.With("topic", tp.Topic, "partition", tp.Partition)
 	} else {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	return w
 }
 
-// stop asks the worker to stop: after a drain and a final commit, or
+// Stop asks the worker to stop: after a drain and a final commit, or
 // without them (abandon, which its predecessor, if any, gets too). It does
-// not wait: see done.
-func (w *partitionWorker) stop(abandon bool) {
+// not wait: see Done.
+func (w *Worker) Stop(abandon bool) {
 	w.stopOnce.Do(func() { close(w.stopped) })
 	if abandon {
-		w.ev.raise(eventAbandon)
+		w.inbox.Abandon()
 		if w.prev != nil {
 			// A predecessor still stopping is tracked by nobody but us,
 			// and our done waits for its: nothing may be committed there
 			// either.
-			w.prev.stop(true)
+			w.prev.Stop(true)
 		}
 	}
-	w.ev.raise(eventStop)
+	w.inbox.Stop()
 }
 
-// seek tells the worker to resume at offset (negative: Offsets.Initial).
-func (w *partitionWorker) seek(offset int64) { w.ev.raiseSeek(offset) }
-
 // lost tells the worker its claim is gone.
-func (w *partitionWorker) lost() { w.ev.raise(eventLoss) }
+func (w *Worker) lost() { w.inbox.Lost() }
 
-// claimEnded reports whether a worker that ended on its own did so because
+// ClaimEnded reports whether a worker that ended on its own did so because
 // its claim ended (lost, or the session holding it gone) rather than
 // because of an error. Read it after the worker's exit was received.
-func (w *partitionWorker) claimEnded() bool {
-	return w.ev.has(eventLoss) || w.ev.has(eventExpiry) || w.ev.has(eventAbandon)
+func (w *Worker) ClaimEnded() bool {
+	return w.claimLost() || w.expired || w.inbox.Has(Abandon)
+}
+
+// claimLost reports whether the claim was seen to end (the epoch moved,
+// the owner node deleted). The tracked partition keeps that record, for
+// the committer and the worker alike.
+func (w *Worker) claimLost() bool { return w.owned != nil && w.owned.Lost() }
+
+// listenToGate makes a pause of the delivery gate one more message in
+// the worker's inbox, for the worker's whole life, from a pause already
+// in force on.
+func (w *Worker) listenToGate() (stop func()) {
+	if w.deps.Gate == nil {
+		return func() {} // a test's worker without a fence
+	}
+	stop = w.deps.Gate.Listen(w.onGatePause)
+	if w.deps.Gate.Paused() {
+		w.inbox.Pause()
+	}
+	return stop
 }
 
 // run drives the worker through its states until done.
-func (w *partitionWorker) run() {
+func (w *Worker) run() {
 	defer func() {
 		close(w.done)
 		if w.mayHoldNode {
-			w.cg.wakeForSweep()
+			w.deps.WakeSweep()
 		}
 	}()
-	st := stateClaiming
-	for st != stateDone {
+	stopListening := w.listenToGate()
+	st := Claiming
+	for st != Done {
 		e := w.runState(st)
-		n := next(st, e)
+		n := Next(st, e)
 		if n != st {
 			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
 			w.enter(n)
 		}
 		st = n
 	}
+	stopListening()
 	if w.spcClosed != nil {
 		<-w.spcClosed
 	}
@@ -170,29 +194,29 @@ func (w *partitionWorker) run() {
 }
 
 // runState does the work of state st and returns the event that ends it.
-func (w *partitionWorker) runState(st workerState) workerEvent {
+func (w *Worker) runState(st State) Event {
 	switch st {
-	case stateClaiming:
+	case Claiming:
 		return w.claimPartition()
-	case stateConsuming:
+	case Consuming:
 		return w.consumePartition()
-	case stateDraining:
+	case Draining:
 		return w.drain()
-	case stateCommitting:
+	case Committing:
 		return w.commitFinal()
-	case stateReleasing:
+	case Releasing:
 		return w.release()
 	}
 	panic("partition worker: no work for state " + st.String())
 }
 
 // enter does what entering state st takes, whatever the event.
-func (w *partitionWorker) enter(st workerState) {
+func (w *Worker) enter(st State) {
 	switch st {
-	case stateDraining:
+	case Draining:
 		w.closeSink() // nothing more is handed out: the drain waits for marks
-		w.drainDeadline = time.Now().Add(w.cg.config.Offsets.ProcessingTimeout)
-	case stateReleasing:
+		w.drainDeadline = time.Now().Add(w.cfg.ProcessingTimeout)
+	case Releasing:
 		w.closeSink()
 		if w.stopWatch != nil {
 			close(w.stopWatch) // before the release: ours is not a loss
@@ -202,25 +226,27 @@ func (w *partitionWorker) enter(st workerState) {
 			// Not committed (an abandon, a loss, the session gone): what
 			// was marked is delivered again by the next owner. After a
 			// final commit, untracking it again is harmless.
-			w.cg.offsetManager.Drop(w.owned)
+			w.deps.Offsets.Drop(w.owned)
 		}
-	case stateDone:
+	case Done:
 		if w.claim != nil {
-			w.cg.met().dropLag(w.tp)
+			w.deps.Metrics.Ended(w.tp)
 		}
 	}
 }
 
-// takeOr takes the most urgent pending event, or returns def if none is.
-func (w *partitionWorker) takeOr(def workerEvent) workerEvent {
-	if e, _, ok := w.ev.take(); ok {
+// takeOr takes and handles the most urgent message in state st, or
+// returns def if none is pending.
+func (w *Worker) takeOr(st State, def Event) Event {
+	if m, ok := w.inbox.Take(); ok {
+		e, _, _ := w.handle(st, m, -1)
 		return e
 	}
 	return def
 }
 
 // claimPartition is state claiming: wait for the predecessor, then claim.
-func (w *partitionWorker) claimPartition() workerEvent {
+func (w *Worker) claimPartition() Event {
 	if w.prev != nil {
 		select {
 		case <-w.prev.done:
@@ -229,11 +255,11 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			// only us now. It is stopped already, so this wait is bounded.
 			<-w.prev.done
 			w.mayHoldNode = w.prev.mayHoldNode // nobody claimed over it
-			return w.takeOr(eventStop)
+			return w.takeOr(Claiming, Stop)
 		}
 	}
-	pc, err := w.cg.claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, e)
+	pc, err := w.deps.Claimer.Keep(w.ctx, w.tp.Topic, w.tp.Partition, func(e *claim.Error) {
+		w.report(e)
 	})
 	if err != nil {
 		if w.ctx.Err() != nil {
@@ -242,46 +268,41 @@ func (w *partitionWorker) claimPartition() workerEvent {
 			} else if w.prev != nil && w.prev.mayHoldNode {
 				w.mayHoldNode = true // maybe no attempt found the predecessor's node
 			}
-			return w.takeOr(eventStop)
+			return w.takeOr(Claiming, Stop)
 		}
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err) // a permanent claim error
-		w.mayHoldNode = true                                  // an earlier attempt may have applied
-		return eventFailed
+		w.report(err)        // a permanent claim error
+		w.mayHoldNode = true // an earlier attempt may have applied
+		return Failed
 	}
 	w.claim = pc
 	w.log.Info("claimed", "epoch", pc.Epoch)
-	w.cg.met().claims.Inc(1)
-	w.cg.met().claimWait.Update(ms(time.Since(w.started)))
+	w.deps.Metrics.Claimed(time.Since(w.started))
 	close(w.claimed)
-	return eventFinished
+	return Finished
 }
 
 // drain is state draining: wait until every message handed out is marked,
-// up to Offsets.ProcessingTimeout, or until an event says no mark could be
-// committed any more.
-func (w *partitionWorker) drain() workerEvent {
+// up to Offsets.ProcessingTimeout, or until a message says no mark could
+// be committed any more. It waits on its inbox, the tracker and the
+// claim's reader at once.
+func (w *Worker) drain() Event {
 	if w.owned == nil {
-		return w.takeOr(eventFinished)
+		return w.takeOr(Draining, Finished)
 	}
-	if w.out != nil && cap(w.out) > 0 {
-		// A claim's buffer may still hold messages: a pause takes them back.
-		stopListening := w.cg.gate.Listen(w.ev.raisePause)
-		defer stopListening()
-		if w.cg.gate.Paused() { // paused before we listened
-			w.ev.raisePause()
-		}
-	}
+	deadline := time.NewTimer(time.Until(w.drainDeadline))
+	defer deadline.Stop()
 	for {
-		wake := w.ev.wait()
-		if e, _, ok := w.ev.take(); ok {
-			switch {
-			case e == eventPause:
-				w.recallWhileDraining()
-			case next(stateDraining, e) != stateDraining:
-				w.recallBeforeRelease(w.owned) // nothing the buffer holds counts any more
+		wake := w.inbox.Wait()
+		if m, ok := w.inbox.Take(); ok {
+			if e, _, _ := w.handle(Draining, m, -1); Next(Draining, e) != Draining {
 				return e
 			}
 			continue // a pause taken care of, or a stop while stopping
+		}
+		settled, changed := w.owned.Tracker.Settled()
+		if settled {
+			w.drainErr = nil
+			return Finished
 		}
 		// While a claim's buffer holds messages the handler has yet to
 		// read, the end of its reader takes them back: nobody can mark
@@ -290,71 +311,60 @@ func (w *partitionWorker) drain() workerEvent {
 		if w.out != nil && len(w.out) > 0 {
 			goneC = w.readerGone
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), w.drainDeadline)
-		go func() {
-			select {
-			case <-wake:
-				cancel()
-			case <-goneC:
-				cancel()
-			case <-ctx.Done():
+		select {
+		case <-wake:
+		case <-changed:
+		case <-goneC:
+			w.recallUnread()
+		case <-deadline.C:
+			// nil when a mark raced the deadline; else the timeout naming
+			// the outstanding offsets, reported with the final commit.
+			if w.drainErr = w.owned.Tracker.Unsettled(context.DeadlineExceeded); w.drainErr != nil {
+				w.recallAfterDrainTimeout()
 			}
-		}()
-		err := w.owned.Tracker.Drain(ctx)
-		cancel()
-		if errors.Is(err, context.Canceled) {
-			if goneC != nil && isClosed(goneC) {
-				w.recallUnread()
-			}
-			continue // woken by an event or the reader's end: look again
+			return Finished
 		}
-		if err != nil {
-			w.recallAfterDrainTimeout()
-		}
-		w.drainErr = err // nil, or the timeout naming the outstanding offsets
-		return eventFinished
 	}
 }
 
-// commitFinal is state committing: commit what was marked, unless an event
-// since the drain says the claim may no longer be ours.
-func (w *partitionWorker) commitFinal() workerEvent {
+// commitFinal is state committing: commit what was marked, unless a
+// message since the drain says the claim may no longer be ours.
+func (w *Worker) commitFinal() Event {
 	for {
-		e, _, ok := w.ev.take()
+		m, ok := w.inbox.Take()
 		if !ok {
 			break
 		}
-		if next(stateCommitting, e) != stateCommitting {
+		if e, _, _ := w.handle(Committing, m, -1); Next(Committing, e) != Committing {
 			return e
 		}
 	}
 	if w.owned == nil {
-		return eventFinished
+		return Finished
 	}
-	err := w.cg.offsetManager.FinalCommit(w.owned)
-	var conflict *OffsetConflictError
+	err := w.deps.Offsets.FinalCommit(w.owned)
+	var conflict *offsets.ConflictError
 	if errors.As(err, &conflict) {
 		err = nil // commit reported it already
 	}
 	if err = errors.Join(w.drainErr, err); err != nil {
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, err)
+		w.report(err)
 	}
 	if w.owned.Lost() {
-		w.ev.raise(eventLoss) // the epoch moved during the final commit
-		return w.takeOr(eventLoss)
+		return Loss // the epoch moved during the final commit
 	}
-	return eventFinished
+	return Finished
 }
 
 // closeSink ends the hand-over: nothing more is sent to the sink's channel.
-func (w *partitionWorker) closeSink() {
+func (w *Worker) closeSink() {
 	if w.sink != nil {
-		w.sink.close(w)
+		w.sink.Close(w)
 		w.sink = nil
 	}
 }
 
-func (w *partitionWorker) exitOnItsOwn() {
+func (w *Worker) exitOnItsOwn() {
 	select {
 	case w.exited <- w:
 	case <-w.stopped:

@@ -1,23 +1,21 @@
-package consumergroup
+package worker
 
 import (
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/IBM/sarama"
+
 	"github.com/zkgroup/kafka/internal/offsets"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // drainingWorker is a worker in state draining with one message delivered
 // and not marked, its drain ending after timeout.
-func drainingWorker(timeout time.Duration) (*partitionWorker, *offsetManager, *offsets.Partition) {
-	cg := &ConsumerGroup{log: slog.New(slog.DiscardHandler)}
-	om := newTestOffsetManager(cg)
-	w := newBareWorker()
-	w.cg, w.tp = cg, topicPartition{"t", 0}
-	o := om.adoptAt(w.tp, &kazoo.PartitionClaim{Topic: "t", Partition: 0, InstanceID: "i"}, 0, w)
+func drainingWorker(timeout time.Duration) (*Worker, *offsets.Committer, *offsets.Partition) {
+	om := offsets.New(offsets.Config{}, offsets.Deps{})
+	w := newTestWorker(Deps{Offsets: om})
+	o := adoptAt(w, testClaim(0), 0)
 	o.Offer(0)
 	o.Delivered(0) // delivered, never marked
 	w.owned = o
@@ -35,21 +33,24 @@ func drainingWorker(timeout time.Duration) (*partitionWorker, *offsetManager, *o
 func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 	cases := []struct {
 		name  string
-		event func(o *offsets.Partition, w *partitionWorker)
-		want  workerState
+		event func(o *offsets.Partition, w *Worker)
+		want  State
 	}{
-		{"claim lost", func(o *offsets.Partition, w *partitionWorker) { o.SetLost(); w.lost() }, stateReleasing},
-		{"abandoned", func(_ *offsets.Partition, w *partitionWorker) { w.stop(true) }, stateReleasing},
-		{"session gone", func(_ *offsets.Partition, w *partitionWorker) { w.ev.raise(eventExpiry) }, stateReleasing},
-		{"conflict", func(o *offsets.Partition, w *partitionWorker) { o.SetSeeking(); w.seek(3) }, stateCommitting},
+		{"claim lost", func(o *offsets.Partition, w *Worker) { o.SetLost(); w.lost() }, Releasing},
+		{"abandoned", func(_ *offsets.Partition, w *Worker) { w.Stop(true) }, Releasing},
+		{"session gone: the manage loop abandons", func(_ *offsets.Partition, w *Worker) { w.Stop(true) }, Releasing},
+		{"conflict", func(o *offsets.Partition, w *Worker) {
+			o.SetSeeking()
+			w.CommitResult(offsets.CommitResult{Moved: true, Stored: 3})
+		}, Committing},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				w, om, o := drainingWorker(time.Minute)
-				w.stop(false) // what brought it to draining
-				w.ev.take()
-				drained := make(chan workerEvent, 1)
+				w.Stop(false) // what brought it to draining
+				w.inbox.Take()
+				drained := make(chan Event, 1)
 				go func() { drained <- w.drain() }()
 				time.Sleep(time.Second)
 				start := time.Now()
@@ -58,22 +59,22 @@ func TestDrainEndsWhenMarkingCannotSucceed(t *testing.T) {
 				if took := time.Since(start); took != 0 {
 					t.Errorf("drain took %v after the event, want it to end at once", took)
 				}
-				if got := next(stateDraining, e); got != c.want {
+				if got := Next(Draining, e); got != c.want {
 					t.Fatalf("drain ended with %v, leading to %v; want %v", e, got, c.want)
 				}
 				if w.drainErr != nil {
 					t.Errorf("drain error %v, want none: it was interrupted, not timed out", w.drainErr)
 				}
-				if c.want == stateCommitting {
-					if e := w.commitFinal(); e != eventFinished {
+				if c.want == Committing {
+					if e := w.commitFinal(); e != Finished {
 						t.Errorf("final commit ended with %v, want finished", e)
 					}
 					if next, dirty := o.Tracker.Pending(); dirty {
 						t.Errorf("offset %d still pending: the stored offset must stand", next)
 					}
 				}
-				if c.want == stateReleasing {
-					w.enter(stateReleasing)
+				if c.want == Releasing {
+					w.enter(Releasing)
 				}
 				if len(om.Snapshot()) != 0 {
 					t.Error("the partition is still tracked")
@@ -91,10 +92,10 @@ func TestDrainWaitsForMarks(t *testing.T) {
 		w, _, o := drainingWorker(time.Minute)
 		defer w.cancel()
 		start := time.Now()
-		drained := make(chan workerEvent, 1)
+		drained := make(chan Event, 1)
 		go func() { drained <- w.drain() }()
 		time.Sleep(5 * time.Second)
-		w.stop(false)
+		w.Stop(false)
 		time.Sleep(5 * time.Second)
 		select {
 		case e := <-drained:
@@ -104,7 +105,7 @@ func TestDrainWaitsForMarks(t *testing.T) {
 		if !o.Mark(nil, 0) {
 			t.Fatal("mark refused")
 		}
-		if e := <-drained; e != eventFinished {
+		if e := <-drained; e != Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 		if took := time.Since(start); took != 10*time.Second {
@@ -123,7 +124,7 @@ func TestDrainTimesOut(t *testing.T) {
 		w, _, _ := drainingWorker(30 * time.Second)
 		defer w.cancel()
 		start := time.Now()
-		if e := w.drain(); e != eventFinished {
+		if e := w.drain(); e != Finished {
 			t.Errorf("drain ended with %v, want finished", e)
 		}
 		if took := time.Since(start); took != 30*time.Second {
@@ -133,12 +134,6 @@ func TestDrainTimesOut(t *testing.T) {
 			t.Error("no error for the marks that never came")
 		}
 	})
-}
-
-// newBareWorker is a worker with its events and nothing running, for tests
-// of the offset manager's and the sinks' side of the lifecycle.
-func newBareWorker() *partitionWorker {
-	return newWorker(nil, topicPartition{})
 }
 
 // A worker started while its partition's previous worker here still
@@ -154,32 +149,77 @@ func TestAbandonEndsThePredecessorsDrain(t *testing.T) {
 		prev, _, _ := drainingWorker(time.Minute)
 		defer prev.cancel()
 		prev.done = make(chan struct{})
-		drained := make(chan workerEvent, 1)
+		drained := make(chan Event, 1)
 		go func() {
 			defer close(prev.done)
 			e := prev.drain()
 			drained <- e
 		}()
-		prev.stop(false) // the partition moved away: a clean stop
+		prev.Stop(false) // the partition moved away: a clean stop
 		synctest.Wait()
 
-		w := newBareWorker()
+		w := newTestWorker(prev.deps)
 		defer w.cancel()
-		w.cg, w.tp, w.prev = prev.cg, prev.tp, prev
-		claimed := make(chan workerEvent, 1)
+		w.prev = prev
+		claimed := make(chan Event, 1)
 		go func() { claimed <- w.claimPartition() }()
 		synctest.Wait()
 
 		start := time.Now()
-		w.stop(true) // the session expired: abandon
-		if e := <-claimed; e != eventAbandon {
+		w.Stop(true) // the session expired: abandon
+		if e := <-claimed; e != Abandon {
 			t.Errorf("successor ended claiming with %v, want abandon", e)
 		}
-		if e := <-drained; e != eventAbandon {
+		if e := <-drained; e != Abandon {
 			t.Errorf("predecessor's drain ended with %v, want abandon", e)
 		}
 		if took := time.Since(start); took != 0 {
 			t.Errorf("abandoning the successor took %v: the predecessor drained on", took)
+		}
+	})
+}
+
+// Once a claim's reader is gone (a handler's ConsumeClaim returned), nobody
+// reads what its buffer still holds, so nobody marks it: the drain takes
+// it back and ends as soon as what the handler did read is marked, rather
+// than waiting Offsets.ProcessingTimeout for marks that cannot come (and
+// reporting them). The position to commit stays below what the handler
+// never got.
+func TestDrainAfterTheReaderIsGoneTakesBackTheBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newTestWorker(Deps{})
+		defer w.cancel()
+		w.cfg.ProcessingTimeout = time.Minute
+		owned := adoptAt(w, testClaim(0), 0)
+		w.owned = owned
+		w.out = make(chan *sarama.ConsumerMessage, 8)
+		gone := make(chan struct{})
+		w.readerGone = gone
+		for o := int64(0); o < 5; o++ {
+			owned.Offer(o)
+			w.out <- &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: o}
+			owned.Delivered(o)
+		}
+		m := <-w.out // the handler reads and marks 0, then returns
+		owned.Mark(m, m.Offset)
+		close(gone)
+
+		w.Stop(false)
+		w.inbox.Take()
+		w.enter(Draining)
+		start := time.Now()
+		if e := w.drain(); e != Finished {
+			t.Fatalf("drain ended with %v, want finished", e)
+		}
+		if w.drainErr != nil {
+			t.Errorf("drain error %v after %v: it waited for messages nobody could read", w.drainErr, time.Since(start))
+		}
+		if n := len(w.out); n != 0 {
+			t.Errorf("the buffer still holds %d messages", n)
+		}
+		owned.Tracker.MarkOffset(3) // a late mark of a message never read
+		if next, _ := owned.Tracker.Pending(); next != 1 {
+			t.Errorf("position to commit %d, want 1: the handler got and marked 0 only", next)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"errors"
@@ -38,9 +38,9 @@ import (
 // come quickly: the wait starts at Claim.InitialInterval and doubles up to
 // Claim.RetryCooldown, and failures are reported once they have lasted
 // startReportAfter.
-func (w *partitionWorker) startAtInitial(owned *offsets.Partition) (start int64, ok bool) {
+func (w *Worker) startAtInitial(owned *offsets.Partition) (start int64, ok bool) {
 	first := time.Now()
-	wait := w.cg.config.Claim.InitialInterval
+	wait := w.cfg.InitialInterval
 	for {
 		start, err := w.resolveInitial()
 		if err == nil {
@@ -48,13 +48,12 @@ func (w *partitionWorker) startAtInitial(owned *offsets.Partition) (start int64,
 			return start, w.commitStart(owned)
 		}
 		if time.Since(first) >= startReportAfter {
-			w.cg.reportPartition(w.tp.Topic, w.tp.Partition,
-				fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cg.config.Offsets.Initial), err))
+			w.report(fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cfg.Initial), err))
 		}
 		if !w.wait(wait) {
 			return 0, false
 		}
-		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
+		wait = min(2*wait, w.cfg.RetryCooldown)
 	}
 }
 
@@ -64,14 +63,23 @@ const startReportAfter = 2 * time.Second
 
 // wait waits d before a retry. It returns false, early, when the worker's
 // context ends (stop, abandon, loss, expiry).
-func (w *partitionWorker) wait(d time.Duration) bool { return sleepCtx(w.ctx, d) }
+func (w *Worker) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
 
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.
-func (w *partitionWorker) resolveInitial() (int64, error) {
-	return untilClosing(w.cg.stopper, func() (int64, error) {
-		return w.cg.client.GetOffset(w.tp.Topic, w.tp.Partition, w.cg.config.Offsets.Initial)
-	}, nil)
+func (w *Worker) resolveInitial() (int64, error) {
+	return untilClosing(w.deps.Stopping, func() (int64, error) {
+		return w.deps.InitialOffset(w.tp.Topic, w.tp.Partition)
+	})
 }
 
 // commitStart stores a position set by restartUncommitted before anything
@@ -81,18 +89,18 @@ func (w *partitionWorker) resolveInitial() (int64, error) {
 // itself: the worker takes the seek or the loss before its first
 // delivery. It returns false when the worker's context ended first (stop,
 // abandon, loss, expiry).
-func (w *partitionWorker) commitStart(owned *offsets.Partition) bool {
-	wait := w.cg.config.Claim.InitialInterval
+func (w *Worker) commitStart(owned *offsets.Partition) bool {
+	wait := w.cfg.InitialInterval
 	for {
-		err := w.cg.offsetManager.Commit(owned)
-		var conflict *OffsetConflictError
+		err := w.deps.Offsets.Commit(owned)
+		var conflict *offsets.ConflictError
 		switch {
 		case owned.Lost():
 			return false // the loss event ends the worker
 		case errors.As(err, &conflict) || owned.Seeking():
 			return true // commit reported it; the seek is taken first
 		case err != nil:
-			w.cg.report(err)
+			w.deps.Report(err)
 		default:
 			if _, dirty, ok := owned.PendingOutsideRecall(); ok && !dirty {
 				return true
@@ -101,6 +109,6 @@ func (w *partitionWorker) commitStart(owned *offsets.Partition) bool {
 		if !w.wait(wait) {
 			return false
 		}
-		wait = min(2*wait, w.cg.config.Claim.RetryCooldown)
+		wait = min(2*wait, w.cfg.RetryCooldown)
 	}
 }

@@ -1,4 +1,4 @@
-package consumergroup
+package worker
 
 import (
 	"context"
@@ -17,46 +17,48 @@ import (
 // sweeps wait for each other), and its calls are never abandoned. Every
 // case, and the bound, are in docs/owner-release.md.
 
-// release is state releasing: give the claim up as releaseFor says.
-func (w *partitionWorker) release() workerEvent {
-	runBeforeRelease(w)
+// release is state releasing: give the claim up as ReleaseFor says.
+func (w *Worker) release() Event {
+	if w.deps.BeforeRelease != nil {
+		w.deps.BeforeRelease(w)
+	}
 	pc := w.claim
-	sess, _ := w.cg.kazoo.Session()
-	kind := releaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.ev.has(eventLoss))
+	sess, _ := w.deps.Session.Session()
+	kind := ReleaseFor(pc.SessionID, sess.ID, sess.Status == kazoo.SessionClosed, w.claimLost())
 	switch kind {
-	case releaseNothing:
+	case ReleaseNothing:
 		w.log.Info("stopped; the session holding the claim is gone, nothing to release")
-		return eventFinished
-	case releaseOwnerNode:
-		err := w.cg.claimer.Release(context.Background(), pc)
+		return Finished
+	case ReleaseOwnerNode:
+		err := w.deps.Claimer.Release(context.Background(), pc)
 		if err == nil {
 			w.log.Info("released")
-			return eventFinished
+			return Finished
 		}
 		// Refused (the epoch moved since the final commit: a reset) or
 		// not through in time: the node may still be ours.
 		w.log.Info("the fenced release failed; deleting the owner node if it is still ours", "err", err)
 	}
-	if err := w.cg.releaseIfOurs(pc); err != nil {
+	if err := w.releaseIfOurs(pc); err != nil {
 		w.mayHoldNode = true
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("release: %w", err))
-		return eventFailed
+		w.report(fmt.Errorf("release: %w", err))
+		return Failed
 	}
 	w.log.Info("stopped; the claim had moved on, its owner node is gone")
-	return eventFinished
+	return Finished
 }
 
 // cleanUpInDoubtClaim deletes the owner node a stopped claim may have
 // created under the current session (see claim.ErrStoppedInDoubt).
-func (w *partitionWorker) cleanUpInDoubtClaim() {
-	s, _ := w.cg.kazoo.Session()
+func (w *Worker) cleanUpInDoubtClaim() {
+	s, _ := w.deps.Session.Session()
 	if s.Status == kazoo.SessionClosed || s.ID == 0 {
 		return // closing: the session's end deletes every node of ours
 	}
-	pc := &kazoo.PartitionClaim{Topic: w.tp.Topic, Partition: w.tp.Partition, InstanceID: w.cg.instance.ID, SessionID: s.ID}
-	if err := w.cg.releaseIfOurs(pc); err != nil {
+	pc := &kazoo.PartitionClaim{Topic: w.tp.Topic, Partition: w.tp.Partition, InstanceID: w.cfg.InstanceID, SessionID: s.ID}
+	if err := w.releaseIfOurs(pc); err != nil {
 		w.mayHoldNode = true
-		w.cg.reportPartition(w.tp.Topic, w.tp.Partition, fmt.Errorf("clean up a claim stopped in doubt: %w", err))
+		w.report(fmt.Errorf("clean up a claim stopped in doubt: %w", err))
 		return
 	}
 	w.log.Info("stopped while a claim was in doubt; no owner node of ours is left")
@@ -66,64 +68,54 @@ func (w *partitionWorker) cleanUpInDoubtClaim() {
 // under pc's session (kazoo's ReleaseAfterLoss), retrying while
 // ZooKeeper's answer is in doubt, until the node is gone or not ours, or
 // pc's session has ended (and the node with it).
-func (cg *ConsumerGroup) releaseIfOurs(pc *kazoo.PartitionClaim) error {
-	wait := cg.config.Claim.InitialInterval
+func (w *Worker) releaseIfOurs(pc *kazoo.PartitionClaim) error {
+	wait := w.cfg.InitialInterval
 	for {
-		err := cg.instance.ReleaseAfterLoss(pc)
+		err := w.deps.Registry.ReleaseAfterLoss(pc)
 		if err == nil || !kazoo.IsRetryable(err) {
 			return err
 		}
-		if sessionEnded(cg.kazoo, pc.SessionID) {
+		if w.sessionEnded(pc.SessionID) {
 			return nil
 		}
-		cg.log.Debug("deleting an owner node of ours failed; trying again", "topic", pc.Topic, "partition", pc.Partition, "err", err)
+		w.log.Debug("deleting an owner node of ours failed; trying again", "err", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-		case <-cg.closeExpired: // the session is closed next, and the node with it
+		case <-w.deps.Closing: // the session is closed next, and the node with it
 			t.Stop()
 			return nil
 		}
-		wait = min(2*wait, cg.config.Claim.MaxInterval, cg.kazoo.SessionTimeout()/4)
-	}
-}
-
-// wakeForSweep wakes the manage loop after a worker ended that may have
-// left an owner node, so the sweep runs at once rather than at the next
-// resync.
-func (cg *ConsumerGroup) wakeForSweep() {
-	select {
-	case cg.sweepWake <- struct{}{}:
-	default:
+		wait = min(2*wait, w.cfg.MaxInterval, w.deps.Session.SessionTimeout()/4)
 	}
 }
 
 // sessionEnded reports whether session id is over for good (expired,
 // replaced or closed), and every ephemeral node it held with it.
-func sessionEnded(kz *kazoo.Kazoo, id int64) bool {
-	s, _ := kz.Session()
+func (w *Worker) sessionEnded(id int64) bool {
+	s, _ := w.deps.Session.Session()
 	return s.ID != id || s.Status == kazoo.SessionExpired || s.Status == kazoo.SessionClosed
 }
 
-// sweepOwnerNode starts a sweeper for tp: a stand-in worker, kept among the
+// Sweep starts a sweeper for tp: a stand-in worker, kept among the
 // stopping ones so that a worker started for tp meanwhile waits for it,
 // which deletes an owner node of this instance's current session left for
-// tp by an earlier worker (see mayHoldNode).
-func (cg *ConsumerGroup) sweepOwnerNode(tp topicPartition) *partitionWorker {
-	w := newWorker(cg, tp)
+// tp by an earlier worker (see MayHoldNode).
+func Sweep(cfg Config, deps Deps, tp TopicPartition) *Worker {
+	w := New(cfg, deps, tp)
 	close(w.claimed) // it never claims
 	go func() {
 		defer close(w.done)
 		defer w.cancel()
-		s, _ := cg.kazoo.Session()
+		s, _ := deps.Session.Session()
 		if s.Status != kazoo.SessionConnected {
 			w.mayHoldNode = s.Status != kazoo.SessionClosed // the next pass looks again
 			return
 		}
-		pc := &kazoo.PartitionClaim{Topic: tp.Topic, Partition: tp.Partition, InstanceID: cg.instance.ID, SessionID: s.ID}
-		if err := cg.releaseIfOurs(pc); err != nil {
+		pc := &kazoo.PartitionClaim{Topic: tp.Topic, Partition: tp.Partition, InstanceID: cfg.InstanceID, SessionID: s.ID}
+		if err := w.releaseIfOurs(pc); err != nil {
 			w.mayHoldNode = !errors.Is(err, kazoo.ErrClosing)
-			cg.reportPartition(tp.Topic, tp.Partition, fmt.Errorf("delete an owner node left behind: %w", err))
+			w.report(fmt.Errorf("delete an owner node left behind: %w", err))
 		}
 	}()
 	return w

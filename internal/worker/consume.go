@@ -1,0 +1,306 @@
+package worker
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/fetch"
+	"github.com/zkgroup/kafka/internal/offsets"
+)
+
+// consumePartition is state consuming: read and track the committed offset,
+// open the hand-over, then fetch and hand messages out, following seeks,
+// until a message ends it.
+func (w *Worker) consumePartition() Event {
+	stored, err := w.readOffset()
+	if err != nil {
+		return w.takeOr(Consuming, Stop) // the worker's context ended: a message says why
+	}
+	owned := w.deps.Offsets.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
+	w.owned = owned
+	w.stopWatch = make(chan struct{})
+	go w.watchClaim(w.claim, owned, w.stopWatch)
+	w.alignStores(owned, stored)
+	sink := w.deps.Sink()
+	if w.out, w.readerGone = sink.Open(w, owned, stored.Start()); w.out == nil {
+		return w.endConsuming() // nothing will be handed out after all
+	}
+	w.sink = sink
+	return w.consume(owned, stored.Start())
+}
+
+// readOffset reads the committed offsets from the stores in use, retrying
+// (and reporting) errors every Claim.RetryCooldown: a corrupt offset node,
+// or a Kafka coordinator that does not answer, is reported and the
+// partition is held, never consumed from a guessed position.
+func (w *Worker) readOffset() (offsets.Stored, error) {
+	for {
+		stored, err := w.deps.Offsets.Store().Read(offsets.TopicPartition(w.tp))
+		if err == nil {
+			return stored, nil
+		}
+		if errors.Is(err, offsets.ErrGroupClosing) {
+			w.log.Debug("closing: stopped waiting for the committed offset", "err", err)
+		} else {
+			w.report(fmt.Errorf("read committed offset: %w", err))
+		}
+		if !w.cooldown() {
+			return stored, w.ctx.Err()
+		}
+	}
+}
+
+// cooldown waits Claim.RetryCooldown before a retry. It returns false,
+// early, when the worker's context ends (stop, abandon, loss, expiry).
+func (w *Worker) cooldown() bool {
+	return w.wait(w.cfg.RetryCooldown)
+}
+
+// consume fetches from next (negative: Offsets.Initial) and delivers until
+// a message other than a seek or a pause ends it, which it returns; a
+// seek, a pause that took messages back and the end of a source restart
+// the fetch.
+func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
+	w.handing.Lock()
+	w.takeBackFrom = owned // the gate's take-back outside pump may act now
+	w.handing.Unlock()
+	defer func() {
+		w.handing.Lock()
+		w.takeBackFrom = nil
+		w.handing.Unlock()
+	}()
+	fetcher := w.deps.Fetch.Partition(w.ctx, w.tp.Topic, w.tp.Partition, &w.hwm, w.onOutOfRange(owned))
+	start := next
+	for {
+		// Messages posted while no pump ran. Checked again once handing
+		// is free: a pause posted while it was held left all to us.
+		for w.inbox.Pending() {
+			e, resume, ended, ok := w.takeLocked(start)
+			switch {
+			case ok && ended:
+				return e
+			case ok:
+				start = resume
+			}
+		}
+		if start < 0 { // nothing stored: start at Offsets.Initial, resolved
+			var ok bool
+			if start, ok = w.startAtInitial(owned); !ok {
+				return w.endConsuming()
+			}
+		}
+		src, err := fetcher.Open(start)
+		if err != nil {
+			if w.ctx.Err() != nil || errors.Is(err, offsets.ErrGroupClosing) || errors.Is(err, fetch.ErrClosing) {
+				return w.endConsuming()
+			}
+			if errors.Is(err, offsets.ErrSeekPending) && w.inbox.Pending() {
+				continue // the offset stored underneath wins: take the seek
+			}
+			w.report(fmt.Errorf("start partition consumer at %d: %w", start, err))
+			if !w.cooldown() {
+				return w.endConsuming()
+			}
+			continue
+		}
+		w.handing.Lock()
+		resume, end, ended := w.pump(owned, src, start)
+		w.handing.Unlock()
+		if ended {
+			// sarama closes a partition consumer only after its broker's
+			// fetch in flight returns (up to Consumer.MaxWaitTime): close it
+			// beside the drain, the final commit and the release, not before
+			// them. run waits for it before done, so a successor can
+			// consume again.
+			w.spcClosed = make(chan struct{})
+			go func() {
+				defer close(w.spcClosed)
+				src.Close()
+			}()
+			return end
+		}
+		src.Close() // a failed source: the next Open reads through sarama's partition consumer
+		start = resume
+	}
+}
+
+// endConsuming returns the event that ends consuming once nothing more
+// will be handed out: the message posted (stop, abandon or loss; seeks
+// and pauses before it are handled), or a stop when none was.
+func (w *Worker) endConsuming() Event {
+	for {
+		e, _, ended, ok := w.takeLocked(-1)
+		if !ok || ended {
+			return e
+		}
+	}
+}
+
+// takeLocked is takeWhileConsuming with handing held, for the worker
+// away from pump.
+func (w *Worker) takeLocked(start int64) (e Event, resume int64, ended, ok bool) {
+	w.handing.Lock()
+	defer w.handing.Unlock()
+	return w.takeWhileConsuming(start)
+}
+
+// takeWhileConsuming takes and handles the pending messages in state
+// consuming (see handle) until one ends consuming (ended), one restarts
+// the fetch (resume there: a seek, or a pause that took messages back), or
+// none is left (ok false). start is where the current fetch started.
+// Called with handing held.
+func (w *Worker) takeWhileConsuming(start int64) (e Event, resume int64, ended, ok bool) {
+	for {
+		m, ok := w.inbox.Take()
+		if !ok {
+			return Stop, 0, true, false
+		}
+		e, resume, restart := w.handle(Consuming, m, start)
+		if Next(Consuming, e) != Consuming {
+			return e, 0, true, true
+		}
+		if restart {
+			return e, resume, false, true
+		}
+	}
+}
+
+// onOutOfRange handles a stored offset out of the log's range as upstream
+// does: it is reported and replaced by Offsets.Initial, resolved to a real
+// offset, which is committed at once (see startAtInitial); later marks
+// commit from it. It returns where the partition consumer opens instead.
+func (w *Worker) onOutOfRange(owned *offsets.Partition) fetch.OutOfRangeFunc {
+	return func(start int64, err error) (int64, error) {
+		initial := w.cfg.Initial
+		resolved, rerr := w.resolveInitial()
+		if rerr != nil {
+			return 0, fmt.Errorf("offset %d is out of range (%w); resolve %s (Offsets.Initial): %w", start, err, offsetName(initial), rerr)
+		}
+		if resolved < start {
+			// Below the stored offset (the log was truncated or the topic
+			// re-created): a lower offset is stored only as a reset is,
+			// with an epoch bump that ends this claim; the worker then
+			// claims again and reads it.
+			if applies, rerr := w.deps.Offsets.RewindAsReset(owned, resolved); applies {
+				if rerr != nil {
+					return 0, rerr
+				}
+				w.report(fmt.Errorf("offset %d is out of range; reset to %d, %s (Offsets.Initial), ending the claim: %w", start, resolved, offsetName(initial), err))
+				return 0, errClaimEndedByRewind
+			}
+		}
+		w.report(fmt.Errorf("offset %d is out of range; restarting at %d, %s (Offsets.Initial): %w", start, resolved, offsetName(initial), err))
+		owned.RestartUncommitted(resolved)
+		if !w.commitStart(owned) {
+			return 0, cmp.Or(w.ctx.Err(), errStartNotStored)
+		}
+		return resolved, nil
+	}
+}
+
+// errStartNotStored: the claim was found lost while the new start was
+// being committed; the loss event follows.
+var errStartNotStored = errors.New("consumergroup: the claim ended before the new start was stored")
+
+// errClaimEndedByRewind: open stored an offset below the stored one as a
+// reset, which ended the claim; the loss event follows.
+var errClaimEndedByRewind = errors.New("consumergroup: the claim ended with the rewind")
+
+func offsetName(o int64) string {
+	switch o {
+	case sarama.OffsetOldest:
+		return "the oldest offset"
+	case sarama.OffsetNewest:
+		return "the newest offset"
+	}
+	return fmt.Sprint(o)
+}
+
+// pump hands messages from src to the worker's output until a message
+// ends it, or a seek, a pause or the source's end moves it: it returns
+// where to resume (ended false), or the event that ends consuming (ended).
+// Called with handing held.
+//
+// Messages are taken whenever the inbox's pending flag is set, before
+// every hand-over, and they cut a wait for the source, for a reader or for
+// the fence short.
+func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end Event, ended bool) {
+	last := int64(-1)
+	out := w.out
+	valid := func() bool { return w.deps.Session.SessionID() == owned.Claim.SessionID }
+	wake := w.inbox.Wait()
+	var held *sarama.ConsumerMessage // not handed over yet: offered again first
+	for {
+		if w.inbox.Pending() {
+			wake = w.inbox.Wait()
+			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
+				return resume, e, ended
+			}
+		}
+		var m *sarama.ConsumerMessage
+		if held != nil {
+			m, held = held, nil
+		} else {
+			var err error
+			if m, err = src.Next(wake); err != nil {
+				// The source ended on its own (a failed open, a feed
+				// error, sarama gave up on the partition): resume after
+				// what went out.
+				if last >= 0 {
+					return last + 1, SourceEnded, false
+				}
+				return start, SourceEnded, false
+			}
+			if m == nil {
+				wake = w.inbox.Wait()
+				continue // the pending flag is set: take the event
+			}
+			if w.inbox.Pending() {
+				// Posted while Next waited: a select with a batch (or the
+				// open's readiness) ready beside wake may take either.
+				// The message comes first; m is offered again after it.
+				held = m
+				continue
+			}
+		}
+		if resumed := owned.Pause.Held(); resumed != nil {
+			// Paused by the application: hand nothing out until the resume
+			// (messages still come first); m is offered again then.
+			held = m
+			select {
+			case <-resumed:
+			case <-wake:
+			}
+			continue
+		}
+		owned.Offer(m.Offset)
+		owned.OfferMessage(m)
+		// valid (the claim's session is the current one) is checked before
+		// the hand-over and again after every pause.
+		delivered, stale := w.deps.Gate.SendIf(wake, out, m, valid)
+		switch {
+		case delivered:
+			owned.Delivered(m.Offset)
+			last = m.Offset
+		case stale:
+			// The session holding the claim is gone: someone else may own
+			// the partition by now.
+			w.expired = true
+			w.cancel() // as a message that ends the worker would
+			e, _, _ := w.handle(Consuming, Message{Event: Expiry}, start)
+			return 0, e, true
+		default:
+			// A message cut the hand-over short: m was not handed over. The
+			// loop takes the event; if it only moved nothing (none left),
+			// m is offered again first, never skipped.
+			wake = w.inbox.Wait()
+			if e, resume, ended, ok := w.takeWhileConsuming(start); ok {
+				return resume, e, ended
+			}
+			held = m
+		}
+	}
+}
