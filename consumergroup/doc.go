@@ -117,7 +117,9 @@
 //   - That a cut-off instance delivers nothing: until its self-fence timer
 //     fires (later if the process is paused: GC, a descheduled VM) it may
 //     still hand out messages it had fetched, and the application may still
-//     be processing messages delivered earlier. Its commits will be refused.
+//     be processing messages delivered earlier. Its ZooKeeper commits are
+//     refused; a Kafka commit already on its way may still land (see
+//     docs/kafka-offsets.md).
 //   - Ordering across partitions, or across a partition's move between
 //     instances beyond Kafka's per-partition order.
 //   - Agreement on the assignment with upstream instances under
