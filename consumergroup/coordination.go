@@ -6,7 +6,6 @@ import (
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/worker"
-	"github.com/zkgroup/kafka/kazoo"
 )
 
 // The group's side of package coord (the coordination loop) and package
@@ -30,7 +29,7 @@ func (cg *ConsumerGroup) manage(f *fence.Fence) {
 // session fence's signal.
 func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 	return coord.Deps{
-		ZooKeeper:        groupZooKeeper{cg},
+		ZooKeeper:        coord.Kazoo(cg.kazoo, cg.group, cg.register),
 		Topics:           cg.topicSrc,
 		Workers:          groupWorkers{cg},
 		Expired:          expired,
@@ -76,65 +75,14 @@ func (cg *ConsumerGroup) registrationPath(id string) string {
 	return cg.chroot + "/consumers/" + cg.name + "/ids/" + id
 }
 
-// groupZooKeeper is the group's registry as the coordination loop reads it.
-type groupZooKeeper struct{ cg *ConsumerGroup }
-
-func instanceIDs(l kazoo.ConsumergroupInstanceList) []string {
-	ids := make([]string, len(l))
-	for i, inst := range l {
-		ids[i] = inst.ID
-	}
-	return ids
-}
-
-func topicNames(l kazoo.TopicList) []string {
-	names := make([]string, len(l))
-	for i, t := range l {
-		names[i] = t.Name
-	}
-	return names
-}
-
-func (z groupZooKeeper) Instances() ([]string, error) {
-	l, err := z.cg.group.Instances()
-	return instanceIDs(l), err
-}
-
-func (z groupZooKeeper) WatchInstances() ([]string, <-chan kazoo.Event, error) {
-	l, ch, err := z.cg.group.WatchInstances()
-	return instanceIDs(l), ch, err
-}
-
-func (z groupZooKeeper) Registration(id string) (*kazoo.Registration, error) {
-	return z.cg.group.Instance(id).Registration()
-}
-
-func (z groupZooKeeper) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
-	return z.cg.group.Instance(id).WatchRegistration()
-}
-
-func (z groupZooKeeper) Topics() ([]string, error) {
-	l, err := z.cg.kazoo.Topics()
-	return topicNames(l), err
-}
-
-func (z groupZooKeeper) WatchTopics() ([]string, <-chan kazoo.Event, error) {
-	l, ch, err := z.cg.kazoo.WatchTopics()
-	return topicNames(l), ch, err
-}
-
-func (z groupZooKeeper) Register() error { return z.cg.register() }
-
-func (z groupZooKeeper) Connected() bool {
-	s, _ := z.cg.kazoo.Session()
-	return s.Status == kazoo.SessionConnected
-}
-
 // groupWorkers starts the group's partition workers for the loop.
 type groupWorkers struct{ cg *ConsumerGroup }
 
 func (g groupWorkers) Start(tp coord.TopicPartition, prev coord.Worker, exited chan<- coord.Worker) coord.Worker {
-	p, _ := prev.(*worker.Worker) // nil: none
+	var p *worker.Worker // none
+	if prev != nil {
+		p = prev.(*worker.Worker) // the loop hands back only what Start and SweepOwnerNode returned
+	}
 	return g.cg.startWorker(topicPartition(tp), p, exited)
 }
 

@@ -28,3 +28,67 @@ type ZooKeeper interface {
 	// Connected reports whether the session is connected now.
 	Connected() bool
 }
+
+// Kazoo is the ZooKeeper a group reads through kazoo: the cluster's
+// topics from kz, the members from group, and register registering this
+// instance.
+func Kazoo(kz *kazoo.Kazoo, group *kazoo.Consumergroup, register func() error) ZooKeeper {
+	return kazooZooKeeper{kz: kz, group: group, register: register}
+}
+
+type kazooZooKeeper struct {
+	kz       *kazoo.Kazoo
+	group    *kazoo.Consumergroup
+	register func() error
+}
+
+func instanceIDs(l kazoo.ConsumergroupInstanceList) []string {
+	ids := make([]string, len(l))
+	for i, inst := range l {
+		ids[i] = inst.ID
+	}
+	return ids
+}
+
+func topicNames(l kazoo.TopicList) []string {
+	names := make([]string, len(l))
+	for i, t := range l {
+		names[i] = t.Name
+	}
+	return names
+}
+
+func (z kazooZooKeeper) Instances() ([]string, error) {
+	l, err := z.group.Instances()
+	return instanceIDs(l), err
+}
+
+func (z kazooZooKeeper) WatchInstances() ([]string, <-chan kazoo.Event, error) {
+	l, ch, err := z.group.WatchInstances()
+	return instanceIDs(l), ch, err
+}
+
+func (z kazooZooKeeper) Registration(id string) (*kazoo.Registration, error) {
+	return z.group.Instance(id).Registration()
+}
+
+func (z kazooZooKeeper) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
+	return z.group.Instance(id).WatchRegistration()
+}
+
+func (z kazooZooKeeper) Topics() ([]string, error) {
+	l, err := z.kz.Topics()
+	return topicNames(l), err
+}
+
+func (z kazooZooKeeper) WatchTopics() ([]string, <-chan kazoo.Event, error) {
+	l, ch, err := z.kz.WatchTopics()
+	return topicNames(l), ch, err
+}
+
+func (z kazooZooKeeper) Register() error { return z.register() }
+
+func (z kazooZooKeeper) Connected() bool {
+	s, _ := z.kz.Session()
+	return s.Status == kazoo.SessionConnected
+}
