@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/IBM/sarama"
-
-	"github.com/zkgroup/kafka/internal/brokerconn"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -35,7 +32,7 @@ var ErrResetWhileMembersRun = offsets.ErrResetWhileMembersRun
 func (cg *ConsumerGroup) openOffsetStores() error {
 	if cg.config.Offsets.Storage.usesKafka() {
 		store, err := offsets.NewKafkaOffsets(cg.client, offsets.KafkaConfig{
-			Group: cg.name, Closing: cg.closeExpired, Stopping: cg.stopper, OwnConns: ownCommitConns,
+			Group: cg.name, Closing: cg.closeExpired, Stopping: cg.stopper,
 		})
 		if err != nil {
 			return fmt.Errorf("consumergroup: %w", err)
@@ -69,7 +66,7 @@ func (cg *ConsumerGroup) offsetsDeps() offsets.Deps {
 		Log:          cg.log,
 		Metrics:      offsetMetrics{cg},
 		Report:       cg.report,
-		Registry:     offsetRegistry{cg},
+		Registry:     offsets.KazooRegistry(cg.group, func() *kazoo.ConsumergroupInstance { return cg.instance }),
 		Kafka:        cg.kafkaOffsets,
 		Session:      func() int64 { return cg.kazoo.SessionID() },
 		FencedOff:    func() bool { return cg.gate.Paused() },
@@ -94,28 +91,6 @@ func (cg *ConsumerGroup) otherMembers() ([]string, error) {
 	return ids, nil
 }
 
-// offsetRegistry is the ZooKeeper side of the offset stores: the group's
-// offset nodes, and this instance's fenced writes.
-type offsetRegistry struct{ cg *ConsumerGroup }
-
-func (r offsetRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
-	return r.cg.group.FetchOffsetVersion(topic, partition)
-}
-
-func (r offsetRegistry) CommitOffset(topic string, partition int32, next int64) error {
-	return r.cg.group.CommitOffset(topic, partition, next)
-}
-
-func (r offsetRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
-	return r.cg.instance.CommitOffsetFenced(c, next, version)
-}
-
-func (r offsetRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
-	return r.cg.instance.RewindOffsetFenced(c, next, version)
-}
-
-func (r offsetRegistry) ResetOffsets() error { return r.cg.group.ResetOffsets() }
-
 // offsetMetrics counts the committer's commits and conflicts in the
 // group's metrics.
 type offsetMetrics struct{ cg *ConsumerGroup }
@@ -130,10 +105,3 @@ func (m offsetMetrics) Committed(tp offsets.TopicPartition, latency time.Duratio
 }
 
 func (m offsetMetrics) Conflict() { m.cg.met().conflicts.Inc(1) }
-
-// ownCommitConns is the Kafka store's own commit connection: dialed and
-// configured as the fetcher's own connections are.
-func ownCommitConns(conf *sarama.Config) (*sarama.Config, offsets.Dialer) {
-	d := brokerconn.NewDialer(conf)
-	return brokerconn.Config(conf, d), d
-}

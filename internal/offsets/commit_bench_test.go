@@ -27,7 +27,7 @@ func BenchmarkIntegrationCommitDirtyPartitions(b *testing.B) {
 	defer kz.Close()
 	group := kz.Consumergroup(testenv.UniqueName("bench-commit"))
 	inst := group.Instance("b")
-	reg := kazooRegistry{group, inst}
+	reg := KazooRegistry(group, func() *kazoo.ConsumergroupInstance { return inst })
 
 	claims := make([]*kazoo.PartitionClaim, partitions)
 	var wg sync.WaitGroup

@@ -23,6 +23,35 @@ type Registry interface {
 	ResetOffsets() error
 }
 
+// KazooRegistry is the Registry of group's offset nodes in ZooKeeper,
+// fenced writes made as the instance that instance returns when called.
+func KazooRegistry(group *kazoo.Consumergroup, instance func() *kazoo.ConsumergroupInstance) Registry {
+	return kazooRegistry{group: group, instance: instance}
+}
+
+type kazooRegistry struct {
+	group    *kazoo.Consumergroup
+	instance func() *kazoo.ConsumergroupInstance
+}
+
+func (r kazooRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
+	return r.group.FetchOffsetVersion(topic, partition)
+}
+
+func (r kazooRegistry) CommitOffset(topic string, partition int32, next int64) error {
+	return r.group.CommitOffset(topic, partition, next)
+}
+
+func (r kazooRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
+	return r.instance().CommitOffsetFenced(c, next, version)
+}
+
+func (r kazooRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
+	return r.instance().RewindOffsetFenced(c, next, version)
+}
+
+func (r kazooRegistry) ResetOffsets() error { return r.group.ResetOffsets() }
+
 // Metrics receives what the committer measures.
 type Metrics interface {
 	// Committed counts a commit of tp that took latency; lag is the

@@ -324,31 +324,6 @@ func (o *bareOwner) CommitResult(r CommitResult) {
 
 func (o *bareOwner) HighWaterMark() int64 { return 0 }
 
-// kazooRegistry is Registry on a real ZooKeeper: the group's offset nodes
-// and inst's fenced writes.
-type kazooRegistry struct {
-	group *kazoo.Consumergroup
-	inst  *kazoo.ConsumergroupInstance
-}
-
-func (r kazooRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
-	return r.group.FetchOffsetVersion(topic, partition)
-}
-
-func (r kazooRegistry) CommitOffset(topic string, partition int32, next int64) error {
-	return r.group.CommitOffset(topic, partition, next)
-}
-
-func (r kazooRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
-	return r.inst.CommitOffsetFenced(c, next, version)
-}
-
-func (r kazooRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
-	return r.inst.RewindOffsetFenced(c, next, version)
-}
-
-func (r kazooRegistry) ResetOffsets() error { return r.group.ResetOffsets() }
-
 // commitToKafka commits what each of parts holds to Kafka, as a commit
 // round would.
 func commitToKafka(t *testing.T, om *Committer, parts ...*Partition) {

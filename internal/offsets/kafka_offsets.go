@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/brokerconn"
 )
 
 // GroupOffsets is a store of the group's committed offsets other than
@@ -83,8 +85,16 @@ type KafkaConfig struct {
 	Stopping <-chan struct{}
 	// OwnConns returns the configuration of the store's own commit
 	// connection, dialed through the returned Dialer (the client's TLS,
-	// SASL, proxy and dial settings; metrics never unregistered).
+	// SASL, proxy and dial settings; metrics never unregistered). Nil:
+	// as the fetcher's own connections are (package brokerconn).
 	OwnConns func(conf *sarama.Config) (*sarama.Config, Dialer)
+}
+
+// brokerConns dials the commit connection as package brokerconn dials the
+// fetcher's own connections.
+func brokerConns(conf *sarama.Config) (*sarama.Config, Dialer) {
+	d := brokerconn.NewDialer(conf)
+	return brokerconn.Config(conf, d), d
 }
 
 // Dialer dials the commit connection's sockets and shuts them all at once
@@ -100,6 +110,9 @@ func NewKafkaOffsets(client sarama.Client, cfg KafkaConfig) (*KafkaOffsets, erro
 	admin, err := sarama.NewClusterAdminFromClient(client)
 	if err != nil {
 		return nil, fmt.Errorf("Kafka offset storage: %w", err)
+	}
+	if cfg.OwnConns == nil {
+		cfg.OwnConns = brokerConns
 	}
 	return &KafkaOffsets{client: client, admin: admin, group: cfg.Group, closing: cfg.Closing, stopping: cfg.Stopping,
 		ownConns: cfg.OwnConns, check: heldOffsets{closing: cfg.Closing}, connSem: make(chan struct{}, 1)}, nil

@@ -104,7 +104,7 @@ func newRewindFixture(t *testing.T) rewindFixture {
 	if r.version, err = r.inst.CommitOffsetFenced(r.pc, 100, -1); err != nil {
 		t.Fatal(err)
 	}
-	r.om = New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: kazooRegistry{r.kg, r.inst}})
+	r.om = New(Config{}, Deps{Log: slog.New(slog.DiscardHandler), Registry: KazooRegistry(r.kg, func() *kazoo.ConsumergroupInstance { return r.inst })})
 	r.o = r.om.adopt(TopicPartition{r.topic, 0}, r.pc, 100, r.version, &bareOwner{})
 	return r
 }
