@@ -71,6 +71,10 @@ func (w *Worker) onSeek(st State, to int64) (resume int64, restart bool) {
 	case Consuming:
 		w.recall() // from the old position
 		w.owned.Restart(to)
+		// What a take-back outside pump took before is from the old
+		// position too: the pause it posted again must not restart below
+		// the adopted offset. (handing is held, or no take-back runs.)
+		w.takenBack = -1
 		return to, true
 	case Draining:
 		w.recallBeforeRelease(w.owned)
