@@ -53,7 +53,7 @@ func handOut(w *Worker, owned *offsets.Partition, offs ...int64) {
 // take-back before pump, then took the seek, and fetched from the stored
 // offset. The pause taken after the seek must not move the partition back
 // below the adopted offset, to messages someone else stored as processed.
-func TestReviewSeekBesideTakeBackOutsidePumpEndsAtTheStoredOffset(t *testing.T) {
+func TestSeekBesideTakeBackOutsidePumpEndsAtTheStoredOffset(t *testing.T) {
 	w, gate, owned := consumingWorker(t, 8)
 	handOut(w, owned, 0, 1, 2, 3)
 	m0 := <-w.out
