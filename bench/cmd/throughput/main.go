@@ -3,7 +3,10 @@
 // round by round (issue 22, "Benchmark against franz-go").
 //
 // It creates a fresh topic of 4 partitions and fills it with -n messages
-// ("message <i>", uncompressed, each partition a quarter) once, then runs
+// ("message <i>", uncompressed, each partition a quarter) once, written by
+// sarama's producer 5,000 at a time as integration/cmd/memcase writes its
+// topics (-producer franz: by franz-go's, which batches more records per
+// request, changing every reader's rate and memory), then runs
 // -rounds interleaved rounds, the readers' order rotating by one each
 // round. Each reader runs in a child process of its own (this program
 // re-executed with -child), so its peak RSS (getrusage's ru_maxrss of the
@@ -61,6 +64,7 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "longest a reader may take")
 	child := flag.String("child", "", "run this one reader in this process and print its result (used by the re-executed child)")
 	topic := flag.String("topic", "", "the topic (with -child)")
+	producer := flag.String("producer", "sarama", "who writes the topic, sarama (5,000 messages per SendMessages) or franz (kgo, default batching): it decides the log's batch sizes")
 	flag.Parse()
 
 	st := stack{zk: env("ZK_ADDR", "127.0.0.1:2181"), brokers: strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")}
@@ -81,7 +85,7 @@ func main() {
 			}
 		}
 	}
-	if err := run(st, *n, *rounds, names, *timeout); err != nil {
+	if err := run(st, *n, *rounds, names, *producer, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)
 		os.Exit(1)
 	}
@@ -101,14 +105,14 @@ func env(k, def string) string {
 }
 
 // run produces the topic, runs the rounds and prints the table.
-func run(st stack, n, rounds int, names []string, timeout time.Duration) error {
+func run(st stack, n, rounds int, names []string, producer string, timeout time.Duration) error {
 	topic := fmt.Sprintf("zkgroup.bench.franz.%d", time.Now().UnixNano())
 	t0 := time.Now()
-	total, err := produce(st.brokers, topic, n)
+	total, err := produce(st.brokers, topic, n, producer)
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	fmt.Printf("topic %s: %d messages on 4 partitions, produced in %v\n", topic, total, time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("topic %s: %d messages on 4 partitions, produced by %s in %v\n", topic, total, producer, time.Since(t0).Round(time.Millisecond))
 	results := make(map[string][]result, len(names))
 	for r := range rounds {
 		for j := range names {
