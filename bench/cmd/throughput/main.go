@@ -5,10 +5,10 @@
 // It creates a fresh topic of 4 partitions and fills it with -n messages
 // ("message <i>", uncompressed, each partition a quarter) once, written by
 // sarama's producer 5,000 at a time as integration/cmd/memcase writes its
-// topics (-producer franz: by franz-go's, which batches more records per
-// request, changing every reader's rate and memory), then runs
-// -rounds interleaved rounds, the readers' order rotating by one each
-// round. Each reader runs in a child process of its own (this program
+// topics (-producer franz: by franz-go's, batching as it does by default;
+// the log's record batches weigh on every reader's rate and memory),
+// then runs -rounds interleaved rounds, the readers' order rotating by
+// one each round. Each reader runs in a child process of its own (this program
 // re-executed with -child), so its peak RSS (getrusage's ru_maxrss of the
 // child) is its own. Each reader starts from the oldest offset under a
 // fresh group name and stops once it read every message; its time runs
