@@ -1,0 +1,130 @@
+// Command throughput reads one topic with seven readers, ours, sarama's and
+// franz-go's, side by side, and prints each reader's rate and peak RSS
+// round by round (issue 22, "Benchmark against franz-go").
+//
+// It creates a fresh topic of 4 partitions and fills it with -n messages
+// ("message <i>", uncompressed, each partition a quarter) once, written by
+// sarama's producer 5,000 at a time as integration/cmd/memcase writes its
+// topics (-producer franz: by franz-go's, batching as it does by default;
+// the log's record batches weigh on every reader's rate and memory),
+// then runs -rounds interleaved rounds, the readers' order rotating by
+// one each round. Each reader runs in a child process of its own (this program
+// re-executed with -child), so its peak RSS (getrusage's ru_maxrss of the
+// child) is its own. Each reader starts from the oldest offset under a
+// fresh group name and stops once it read every message; its time runs
+// from creating its client to the end of its Close (join, claims, final
+// commit and leaving included), the child's start-up excluded.
+//
+// The readers:
+//
+//   - handler: consumergroup.NewConsumerGroup, Consume with a handler
+//     calling MarkMessage on every message, Close;
+//   - messages: consumergroup.JoinConsumerGroup, Messages() read by one
+//     goroutine, CommitUpto on every message, Close;
+//   - sarama-group: sarama.NewConsumerGroup with the same handler as ours;
+//   - sarama-one-reader: bare sarama PartitionConsumers, their Messages()
+//     merged into one channel read by one goroutine; nothing committed;
+//   - franz-group: kgo.ConsumerGroup with AutoCommitMarks, PollFetches,
+//     MarkCommitRecords on every record, Close (which commits the marks);
+//   - franz-direct-conv: kgo.ConsumePartitions (no group), each record
+//     converted to a *sarama.ConsumerMessage (headers included) and sent
+//     through one channel (256 deep, sarama's ChannelBufferSize) read by
+//     one goroutine: the limit for a channel API;
+//   - franz-direct-raw: kgo.ConsumePartitions, records counted as polled.
+//
+// Settings, as BenchmarkIntegrationThroughput has them: fetch sizes are
+// each library's defaults. The maximum fetch wait is 100 ms for every
+// reader (sarama's default 500 ms, franz-go's 5 s otherwise), except the
+// sarama one-reader (500 ms, as in the benchmark); it only matters once a
+// partition is read to its end. Our groups commit every 100 ms
+// (Offsets.CommitInterval) and use ProcessingTimeout 5 s; sarama's group
+// autocommits every second and franz-go's every 5 s, their defaults.
+// Nothing sleeps.
+//
+// KAFKA_ADDRS (comma-separated) and ZK_ADDR name the stack. Run from bench/:
+//
+//	go run ./cmd/throughput -n 1000000 -rounds 3
+//
+// The figures move with the machine's load: compare readers within a run,
+// and prefer best-of-rounds ratios.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 1_000_000, "messages to produce (and read by every reader)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds, the readers' order rotating each round")
+	only := flag.String("readers", "", "comma-separated readers to run (default all): "+strings.Join(readerNames(), ", "))
+	timeout := flag.Duration("timeout", 5*time.Minute, "longest a reader may take")
+	child := flag.String("child", "", "run this one reader in this process and print its result (used by the re-executed child)")
+	topic := flag.String("topic", "", "the topic (with -child)")
+	producer := flag.String("producer", "sarama", "who writes the topic, sarama (5,000 messages per SendMessages) or franz (kgo, default batching): it decides the log's batch sizes")
+	flag.Parse()
+
+	st := stack{zk: env("ZK_ADDR", "127.0.0.1:2181"), brokers: strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")}
+	if *child != "" {
+		if err := runChild(st, *child, *topic, *n, *timeout); err != nil {
+			fmt.Fprintf(os.Stderr, "throughput: reader %s: %v\n", *child, err)
+			os.Exit(1)
+		}
+		return
+	}
+	names := readerNames()
+	if *only != "" {
+		names = strings.Split(*only, ",")
+		for _, name := range names {
+			if _, ok := readers[name]; !ok {
+				fmt.Fprintf(os.Stderr, "throughput: unknown reader %q (have %s)\n", name, strings.Join(readerNames(), ", "))
+				os.Exit(2)
+			}
+		}
+	}
+	if err := run(st, *n, *rounds, names, *producer, *timeout); err != nil {
+		fmt.Fprintln(os.Stderr, "throughput:", err)
+		os.Exit(1)
+	}
+}
+
+// stack is where the readers connect.
+type stack struct {
+	zk      string
+	brokers []string
+}
+
+func env(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// run produces the topic, runs the rounds and prints the table.
+func run(st stack, n, rounds int, names []string, producer string, timeout time.Duration) error {
+	topic := fmt.Sprintf("zkgroup.bench.franz.%d", time.Now().UnixNano())
+	t0 := time.Now()
+	total, err := produce(st.brokers, topic, n, producer)
+	if err != nil {
+		return fmt.Errorf("produce: %w", err)
+	}
+	fmt.Printf("topic %s: %d messages on 4 partitions, produced by %s in %v\n", topic, total, producer, time.Since(t0).Round(time.Millisecond))
+	results := make(map[string][]result, len(names))
+	for r := range rounds {
+		for j := range names {
+			name := names[(r+j)%len(names)]
+			res, err := runReader(st, name, topic, total, timeout)
+			if err != nil {
+				return fmt.Errorf("round %d: %w", r+1, err)
+			}
+			fmt.Fprintf(os.Stderr, "round %d %-18s %6.2f M msgs/s  %4.0f MB\n", r+1, name, res.rate(total)/1e6, res.peakMB())
+			results[name] = append(results[name], res)
+		}
+	}
+	printTable(os.Stdout, names, results, total)
+	return nil
+}
