@@ -67,10 +67,20 @@ const maxSelfFenceFraction = 0.6
 // Kafka, Assignment and Fetch and a Logger. Build it with NewConfig, change what
 // you need, and pass it to JoinConsumerGroup, which calls Validate. Every
 // field's default is the one NewConfig sets; Validate never replaces an
-// invalid value with a default, it reports it.
+// invalid value with a default, it reports it. The group never writes to
+// it: it runs on a copy.
+//
+// Of the embedded sarama config's consumer settings, some are honoured,
+// some have a counterpart here, and some mean nothing here:
+// docs/sarama-config.md has the table. Validate refuses every one this
+// library does not honour when it is moved away from sarama.NewConfig()'s
+// default, naming what to use instead.
 type Config struct {
-	// Config is the sarama configuration of the Kafka consumer. Default
-	// sarama.NewConfig(). Must not be nil; Validate calls its Validate.
+	// Config is the sarama configuration of the Kafka client and consumer.
+	// Default sarama.NewConfig() with Consumer.Offsets.Initial set to
+	// Offsets.Initial's default. Must not be nil; Validate calls its
+	// Validate, and refuses consumer-group settings that are not honoured
+	// (see docs/sarama-config.md).
 	*sarama.Config
 
 	// Zookeeper configures the ZooKeeper connection (session timeout, chroot,
@@ -83,7 +93,9 @@ type Config struct {
 		// Initial is where a partition with no stored offset starts: either
 		// sarama.OffsetOldest or sarama.OffsetNewest. It is also where a
 		// partition whose stored offset is out of range restarts. Default
-		// sarama.OffsetOldest.
+		// sarama.OffsetOldest. The embedded Consumer.Offsets.Initial must
+		// agree with it for NewConsumerGroup; JoinConsumerGroup, as
+		// upstream, uses this one and logs that the other is ignored.
 		Initial int64
 
 		// ProcessingTimeout is how long a partition that stops being consumed
@@ -247,13 +259,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// NewConfig returns a Config with the documented defaults.
+// NewConfig returns a Config with the documented defaults. Its two initial
+// offsets, Offsets.Initial and the embedded Consumer.Offsets.Initial, are
+// both sarama.OffsetOldest.
 func NewConfig() *Config {
 	c := &Config{
 		Config:    sarama.NewConfig(),
 		Zookeeper: kazoo.NewConfig(),
 	}
 	c.Offsets.Initial = DefaultInitialOffset
+	c.Consumer.Offsets.Initial = DefaultInitialOffset // sarama's says newest: make them agree
 	c.Offsets.ProcessingTimeout = DefaultProcessingTimeout
 	c.Offsets.CommitInterval = DefaultCommitInterval
 	c.Offsets.Storage = DefaultOffsetStorage
@@ -281,8 +296,11 @@ func (c *Config) Validate() error {
 
 	if c.Config == nil {
 		bad("Config", "(the embedded *sarama.Config) must not be nil")
-	} else if err := c.Config.Validate(); err != nil {
-		errs = append(errs, &ConfigError{Field: "Config", Reason: "(the embedded *sarama.Config) is invalid", Err: err})
+	} else {
+		if err := c.Config.Validate(); err != nil {
+			errs = append(errs, &ConfigError{Field: "Config", Reason: "(the embedded *sarama.Config) is invalid", Err: err})
+		}
+		validateSaramaConsumer(c.Config, bad)
 	}
 
 	if c.Zookeeper == nil {

@@ -66,8 +66,11 @@ type ConsumerGroup struct {
 // JoinConsumerGroup joins (creating if needed) the consumer group name,
 // consuming topics, coordinated through the ZooKeeper servers zookeeper
 // ("host:port"; a "/chroot" suffix on the last one is honoured). A nil
-// config means NewConfig(). As upstream, config.ClientID is set to name when
-// it still has sarama's default.
+// config means NewConfig(). The group runs on a copy of config, never
+// written to; as upstream, the copy's ClientID is name when config's still
+// has sarama's default. Offsets.Initial decides where a partition without a
+// stored offset starts, as upstream: a Config.Consumer.Offsets.Initial that
+// disagrees is ignored, which the join logs once (see docs/sarama-config.md).
 //
 // It returns an error naming the problem for invalid arguments or config,
 // and when ZooKeeper, the brokers or the registration cannot be reached;
@@ -101,15 +104,13 @@ func joinGroupWith(name string, topics []string, zookeeper []string, config *Con
 // startGroup is joinGroupWith after the arguments were validated: it consumes
 // topics, or the topics filter matches when filter is not nil.
 func startGroup(name string, topics []string, filter *assign.WhiteList, zookeeper []string, config *Config, opts joinOptions) (*ConsumerGroup, error) {
-	if config == nil {
-		config = NewConfig()
-	}
-	if config.Config != nil && config.ClientID == sarama.NewConfig().ClientID {
-		config.ClientID = name
-	}
+	config = groupConfig(name, config) // never written back to the caller's
 	if err := config.Validate(); err != nil {
 		return nil, err
 	}
+	// sarama's partition consumers must return their errors, for the
+	// workers to report them.
+	config.Consumer.Return.Errors = true
 	servers, chroot := kazoo.ParseConnectionString(kazoo.BuildConnectionString(zookeeper))
 	zkConf := *config.Zookeeper
 	if chroot != "" {
@@ -132,6 +133,11 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		done:         make(chan struct{}),
 		gate:         fence.NewGate(),
 		sink:         opts.sink,
+	}
+	if config.Consumer.Offsets.Initial != config.Offsets.Initial { // NewConsumerGroup refuses this
+		cg.log.Warn("Offsets.Initial is used; Config.Consumer.Offsets.Initial, which disagrees, is ignored",
+			"Offsets.Initial", initialName(config.Offsets.Initial),
+			"Config.Consumer.Offsets.Initial", initialName(config.Consumer.Offsets.Initial))
 	}
 	if err := cg.connect(servers, &zkConf); err != nil {
 		cg.teardown()
@@ -172,7 +178,6 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	cg.group = cg.kazoo.Consumergroup(cg.name)
 	cg.instance = cg.group.NewInstance()
 
-	cg.config.Consumer.Return.Errors = true
 	if cg.client, err = sarama.NewClient(brokers, cg.config.Config); err != nil {
 		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
 	}

@@ -49,24 +49,27 @@ var _ sarama.ConsumerGroup = (*HandlerGroup)(nil)
 // NewConsumerGroup returns a HandlerGroup for the consumer group name,
 // coordinated through the ZooKeeper servers zookeeper ("host:port"; a
 // "/chroot" suffix on the last one is honoured), with config (nil:
-// NewConfig()). As JoinConsumerGroup, it sets config.ClientID to name when
-// it still has sarama's default.
+// NewConfig()). As JoinConsumerGroup, it runs on a copy of config, never
+// written to, whose ClientID is name when config's still has sarama's
+// default.
 //
 // It validates its arguments and config and connects to nothing: each
 // Consume call joins the group (connects to ZooKeeper and Kafka and
 // registers) and leaves it when it returns. It returns an error naming the
-// problem for an invalid name, address list or config.
+// problem for an invalid name, address list or config; unlike
+// JoinConsumerGroup, it refuses a config whose Config.Consumer.Offsets.Initial
+// and Offsets.Initial disagree (a *ConfigError naming both).
 func NewConsumerGroup(name string, zookeeper []string, config *Config) (*HandlerGroup, error) {
 	if err := validateGroupArgs(name, zookeeper); err != nil {
 		return nil, err
 	}
-	if config == nil {
-		config = NewConfig()
-	}
-	if config.Config != nil && config.ClientID == sarama.NewConfig().ClientID {
-		config.ClientID = name
-	}
+	config = groupConfig(name, config) // never written back to the caller's
 	if err := config.Validate(); err != nil {
+		return nil, err
+	}
+	// A handler moved over from sarama.NewConsumerGroup relies on
+	// Consumer.Offsets.Initial: refuse rather than pick one.
+	if err := config.initialOffsetMismatch(); err != nil {
 		return nil, err
 	}
 	return &HandlerGroup{
