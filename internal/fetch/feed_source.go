@@ -43,6 +43,7 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 			}
 			s.batch = b.msgs
 			s.feed.taken(b)
+			s.p.e.batchSize.Update(int64(len(b.msgs)))
 		}
 	}
 	m := s.batch[0]
