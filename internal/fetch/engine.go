@@ -42,7 +42,9 @@ type Deps struct {
 	Client   Client
 	Consumer Consumer
 	Log      *slog.Logger
-	// Report receives the errors of sarama's partition consumers.
+	// Report receives the errors of sarama's partition consumers, and a
+	// *FallbackError (inside a *sarama.ConsumerError) for each feed that
+	// ended.
 	Report func(error)
 	// Closing is closed when the group closes: opening a partition
 	// consumer stops waiting then (ErrClosing).
