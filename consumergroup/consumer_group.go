@@ -176,7 +176,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.client, err = sarama.NewClient(brokers, cg.config.Config); err != nil {
 		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
 	}
-	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
+	if cg.consumer, err = newSaramaConsumer(cg.client); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 	if err := cg.openOffsetStores(); err != nil {
