@@ -181,7 +181,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.client, err = sarama.NewClient(brokers, cg.config.Config); err != nil {
 		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
 	}
-	if cg.consumer, err = sarama.NewConsumerFromClient(cg.client); err != nil {
+	if cg.consumer, err = newSaramaConsumer(cg.client); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 	if err := cg.openOffsetStores(); err != nil {
@@ -252,7 +252,9 @@ func (cg *ConsumerGroup) Messages() <-chan *sarama.ConsumerMessage {
 // Errors returns the channel of errors: *PartitionError (alias of
 // *sarama.ConsumerError) for problems with one partition or topic,
 // *OffsetConflictError for resolved conflicts, *claim.Error inside a
-// *PartitionError for claims that ran out of budget. Sends never block:
+// *PartitionError for claims that ran out of budget, *FetchFallbackError
+// inside a *PartitionError for a partition the batch feed handed to
+// sarama's partition consumer. Sends never block:
 // when the channel (of capacity Config.ChannelBufferSize) is full, the error
 // is logged and dropped. It is closed by Close.
 func (cg *ConsumerGroup) Errors() <-chan error {

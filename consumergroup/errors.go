@@ -8,6 +8,7 @@ import (
 
 	"github.com/IBM/sarama"
 
+	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 )
 
@@ -118,6 +119,22 @@ func newPartitionError(topic string, partition int32, err error) error {
 // dropped its pending marks and resumed consuming at Stored. Err is the
 // registry's error (it matches kazoo.ErrOffsetConflict with errors.Is).
 type OffsetConflictError = offsets.ConflictError
+
+// FetchFallbackError reports, on Errors() inside a *PartitionError, a
+// partition handed from the batch feed (Fetch.Batches) to sarama's
+// partition consumer: the feed ended with Err, which retrying does not
+// mend, and the partition is read through sarama's partition consumer
+// from Offset (the one after the last message handed out) until its fetch
+// restarts (a seek, a pause that took messages back, the next claim).
+// Nothing is skipped; the zkgroup-feed-fallbacks counter counts them. See
+// docs/batch-feed.md.
+type FetchFallbackError = fetch.FallbackError
+
+// FetchRetriesExhaustedError is the Err of a *FetchFallbackError when the
+// feed's fetch failed Retries times in a row at Offset with an error a
+// retry normally mends (a moved leader, a broken connection), each after
+// Consumer.Retry.Backoff and a metadata refresh. Err is the last failure.
+type FetchRetriesExhaustedError = fetch.RetriesExhaustedError
 
 // maxTopicNameLength is Kafka's limit on topic names.
 const maxTopicNameLength = 249

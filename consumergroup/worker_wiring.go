@@ -72,6 +72,9 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 	if cg.gate != nil {
 		d.Gate = cg.gate
 	}
+	if cg.fetch != nil {
+		d.HandingOut = cg.fetch.HandingOut // the interceptors, once per message handed out
+	}
 	return d
 }
 

@@ -69,6 +69,11 @@ func TestIntegrationMetrics(t *testing.T) {
 	if n := counter("zkgroup-offset-conflicts"); n != 0 {
 		t.Errorf("zkgroup-offset-conflicts = %d, want 0", n)
 	}
+	// The batch feed reads every partition here: sarama's histogram of
+	// the messages per partition answer is the feed's.
+	if h, ok := reg.Get("consumer-batch-size").(metrics.Histogram); !ok || h.Count() == 0 {
+		t.Errorf("consumer-batch-size missing or empty (%T) after the batch feed read %d messages", reg.Get("consumer-batch-size"), l.distinct())
+	}
 	t.Logf("metrics: claims %d, commits %d, rebalances %d, commit latency p50 %.1f ms, claim wait max %d ms; produced %v",
 		counter("zkgroup-claims"), counter("zkgroup-commits"), counter("zkgroup-rebalances"),
 		reg.Get("zkgroup-commit-latency-ms").(metrics.Histogram).Percentile(0.5),

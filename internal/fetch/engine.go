@@ -42,7 +42,9 @@ type Deps struct {
 	Client   Client
 	Consumer Consumer
 	Log      *slog.Logger
-	// Report receives the errors of sarama's partition consumers.
+	// Report receives the errors of sarama's partition consumers, and a
+	// *FallbackError (inside a *sarama.ConsumerError) for each feed that
+	// ended.
 	Report func(error)
 	// Closing is closed when the group closes: opening a partition
 	// consumer stops waiting then (ErrClosing).
@@ -70,6 +72,10 @@ type Engine struct {
 	busy   *roundFetcher // first batches, and the feed's fetches answered at once
 	idle   *roundFetcher // the feed's long polls
 	budget *feedBudget
+	// batchSize is sarama's consumer-batch-size histogram: the messages
+	// of each batch the feed passes on, as sarama's partition consumer
+	// records each partition's answer.
+	batchSize metrics.Histogram
 }
 
 // NewEngine returns an Engine fetching as conf says, with deps.
@@ -89,6 +95,11 @@ func NewEngine(conf Config, deps Deps) *Engine {
 	e := &Engine{env: &env{config: &conf, client: deps.Client, log: deps.Log}, deps: deps}
 	e.busy, e.idle = newFetchers(e.env)
 	e.budget = newFeedBudget(int64(conf.Consumer.Fetch.MaxBytes))
+	e.batchSize = metrics.NilHistogram{}
+	if conf.MetricRegistry != nil {
+		// sarama's reservoir size and alpha (its metrics.go).
+		e.batchSize = metrics.GetOrRegisterHistogram("consumer-batch-size", conf.MetricRegistry, metrics.NewExpDecaySample(1028, 0.015))
+	}
 	return e
 }
 

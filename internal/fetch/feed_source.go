@@ -13,7 +13,9 @@ import (
 type feedSource struct {
 	p     *Partition
 	feed  *batchFeed
+	retry *feedRetry                // the feed's; read once the feed ended
 	batch []*sarama.ConsumerMessage // what is left of the batch in hand
+	next  int64                     // after the last message handed out
 }
 
 // feedSource starts a batch feed of the partition at from.
@@ -24,7 +26,7 @@ func (p *Partition) feedSource(from int64) *feedSource {
 	retry := newFeedRetry(e.env.client, conf.Config, p.topic)
 	retry.retried = func() { e.deps.FeedRetries.Inc(1) }
 	feed := newBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from)
-	return &feedSource{p: p, feed: feed}
+	return &feedSource{p: p, feed: feed, retry: retry, next: from}
 }
 
 // Next implements Source. A feed error ends the source: the partition then
@@ -36,13 +38,12 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 			return nil, nil
 		case b := <-s.feed.batches:
 			if b.err != nil {
-				s.p.e.deps.FeedFallbacks.Inc(1)
-				s.p.e.env.log.Info("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
-					"topic", s.p.topic, "partition", s.p.partition, "err", b.err)
+				s.fellBack(b.err)
 				return nil, ErrSourceEnded
 			}
 			s.batch = b.msgs
 			s.feed.taken(b)
+			s.p.e.batchSize.Update(int64(len(b.msgs)))
 		}
 	}
 	m := s.batch[0]
@@ -51,7 +52,25 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 		s.feed.handedOut()
 	}
 	highWaterMark{s.p.mark}.past(m.Offset)
+	s.next = m.Offset + 1
 	return m, nil
+}
+
+// fellBack reports the feed's end with err: the partition reads through
+// sarama's partition consumer from s.next on (a *FallbackError, around a
+// *RetriesExhaustedError when every retry failed), so a slower path is
+// never taken silently.
+func (s *feedSource) fellBack(err error) {
+	p := s.p
+	p.e.deps.FeedFallbacks.Inc(1)
+	p.e.env.log.Warn("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
+		"topic", p.topic, "partition", p.partition, "offset", s.next, "err", err)
+	// The feed's goroutine has ended its retries before it sent err.
+	if r := s.retry; r != nil && retriableFeedError(err) && r.failed >= r.limit {
+		err = &RetriesExhaustedError{Topic: p.topic, Partition: p.partition, Offset: s.next, Retries: r.failed, Err: err}
+	}
+	p.e.deps.Report(&sarama.ConsumerError{Topic: p.topic, Partition: p.partition,
+		Err: &FallbackError{Topic: p.topic, Partition: p.partition, Offset: s.next, Err: err}})
 }
 
 // Close implements Source: it stops the feed. Its error is the one that

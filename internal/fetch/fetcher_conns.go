@@ -32,11 +32,22 @@ func (f *roundFetcher) connTo(leader *sarama.Broker) *sarama.Broker {
 			old := b
 			go func() { _ = old.Close() }()
 		}
-		b = sarama.NewBroker(leader.Addr())
+		b = ownBroker(leader)
 		_ = b.Open(brokerconn.Config(f.env.config.Config, f.dialer)) // a failed dial fails the round's Fetch
 		f.conns[leader.ID()] = b
 	}
 	return b
+}
+
+// ownBroker returns an unopened connection to leader that carries its id:
+// sarama registers a connection's per-broker metrics
+// (incoming-byte-rate-for-broker-<id>, ...) only for a Broker with an id,
+// and sarama.NewBroker gives none. A metadata response's brokers are the
+// one way sarama's API builds one with an id.
+func ownBroker(leader *sarama.Broker) *sarama.Broker {
+	var md sarama.MetadataResponse
+	md.AddBroker(leader.Addr(), leader.ID())
+	return md.Brokers[0]
 }
 
 // dropConn forgets conn, the fetcher's own connection to broker id, after

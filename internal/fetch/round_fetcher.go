@@ -144,7 +144,6 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 // fetchSized is fetchUpTo with a fetch size of size bytes for the
 // partition.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
-	conf := f.env.config.Config
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	leader, err := f.env.client.Leader(topic, partition)
 	if err != nil {
@@ -154,17 +153,15 @@ func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition i
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
-		applyInterceptors(conf.Consumer.Interceptors, r.msgs)
 		return r
 	case <-ctx.Done():
 		return fetchResult{err: ctx.Err()}
 	}
 }
 
-// applyInterceptors runs sarama's Consumer.Interceptors on msgs, as sarama's
-// partition consumer does on every message it hands out, so the directly
-// fetched first batch is traced, decrypted or rewritten like the rest. A
-// panicking interceptor is skipped for that message, as sarama does.
+// applyInterceptors runs sarama's Consumer.Interceptors on msgs (see
+// Engine.HandingOut). A panicking interceptor is skipped for that message,
+// as sarama does.
 func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama.ConsumerMessage) {
 	for _, m := range msgs {
 		for _, ic := range interceptors {

@@ -233,6 +233,7 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 	valid := func() bool { return w.deps.Session.SessionID() == owned.Claim.SessionID }
 	wake := w.inbox.Wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
+	w.forgetUnhandedBelow(start)
 	for {
 		if w.inbox.Pending() {
 			wake = w.inbox.Wait()
@@ -276,6 +277,7 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 			}
 			continue
 		}
+		m = w.interceptOnce(m)
 		owned.Offer(m.Offset)
 		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
@@ -283,6 +285,7 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 		delivered, stale := w.deps.Gate.SendIf(wake, out, m, valid)
 		switch {
 		case delivered:
+			delete(w.unhanded, m.Offset)
 			owned.Delivered(m.Offset)
 			last = m.Offset
 		case stale:
@@ -301,6 +304,50 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 				return resume, e, ended
 			}
 			held = m
+		}
+	}
+}
+
+// interceptOnce runs the consumer's interceptors (Deps.HandingOut) on m as
+// it goes out, once per record: a message they ran on whose hand-over was
+// cut short, or that a recall took back unread, is kept, and goes out in
+// place of the same offset fetched again. A fetched message a seek or a
+// pause drops before its hand-over is never intercepted. See
+// docs/batch-feed.md, "Interceptors". Called with handing held.
+func (w *Worker) interceptOnce(m *sarama.ConsumerMessage) *sarama.ConsumerMessage {
+	h := w.deps.HandingOut
+	if h == nil {
+		return m
+	}
+	if kept, ok := w.unhanded[m.Offset]; ok {
+		return kept
+	}
+	h(m)
+	if w.unhanded == nil {
+		w.unhanded = make(map[int64]*sarama.ConsumerMessage)
+	}
+	w.unhanded[m.Offset] = m
+	return m
+}
+
+// keepUnhanded keeps m, intercepted and taken back unread, for its next
+// hand-out (see interceptOnce).
+func (w *Worker) keepUnhanded(m *sarama.ConsumerMessage) {
+	if w.deps.HandingOut != nil && m != nil {
+		if w.unhanded == nil {
+			w.unhanded = make(map[int64]*sarama.ConsumerMessage)
+		}
+		w.unhanded[m.Offset] = m
+	}
+}
+
+// forgetUnhandedBelow drops the kept messages below start, where a fetch
+// begins: what interceptOnce keeps stays bounded by a claim's buffer and
+// the one hand-over in progress.
+func (w *Worker) forgetUnhandedBelow(start int64) {
+	for o := range w.unhanded {
+		if o < start {
+			delete(w.unhanded, o)
 		}
 	}
 }

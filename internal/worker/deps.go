@@ -64,6 +64,9 @@ type Deps struct {
 	// Closing is closed when Close stops waiting for ZooKeeper: the
 	// session, and every owner node of ours, ends next.
 	Closing <-chan struct{}
+	// HandingOut, when not nil, runs on each message once, as it is handed
+	// out (the consumer's interceptors: fetch.Engine.HandingOut).
+	HandingOut func(m *sarama.ConsumerMessage)
 	// WakeSweep wakes the manage loop after a worker ended that may have
 	// left an owner node (see MayHoldNode).
 	WakeSweep func()

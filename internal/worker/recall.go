@@ -23,6 +23,7 @@ func (w *Worker) recall() (n int, lowest int64) {
 			if !ok { // closed and empty
 				return n, lowest
 			}
+			w.keepUnhanded(m)
 			if n == 0 || m.Offset < lowest {
 				lowest = m.Offset
 			}

@@ -76,6 +76,10 @@ type Worker struct {
 	// both guarded by handing.
 	takeBackFrom *offsets.Partition
 	takenBack    int64
+	// unhanded holds, by offset, the messages the consumer's interceptors
+	// ran on that never reached the application (see interceptOnce);
+	// guarded by handing, or the worker's own while no pump runs.
+	unhanded map[int64]*sarama.ConsumerMessage
 }
 
 // Start starts a worker for tp. prev, if not nil, is the partition's
