@@ -14,7 +14,7 @@ import (
 // group coordinator or back. Both stores hold the next offset to consume,
 // so the numbers are copied unchanged; after writing, the offsets are read
 // back from the destination and compared.
-func cmdTransfer(args []string, out io.Writer) error {
+func cmdTransfer(args []string, out, errOut io.Writer) error {
 	c := newCLI("transfer", "transfer -group G -to kafka|zookeeper [-kafka-group K] [-topic T,...] [-execute [-force]]")
 	to := c.fs.String("to", "", "destination: `kafka` (from ZooKeeper) or zookeeper (from Kafka)")
 	kafkaGroup := c.fs.String("kafka-group", "", "the group's name in Kafka (default: -group)")
@@ -35,7 +35,7 @@ func cmdTransfer(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	t := transfer{env: e, out: out, zkGroup: c.group, kafkaGroup: *kafkaGroup, topics: splitList(*topicsFlag), execute: *execute, force: *force}
+	t := transfer{env: e, out: out, plan: newPlanner(out, errOut, false), zkGroup: c.group, kafkaGroup: *kafkaGroup, topics: splitList(*topicsFlag), execute: *execute, force: *force}
 	if *to == "kafka" {
 		return t.toKafka()
 	}
@@ -46,6 +46,7 @@ func cmdTransfer(args []string, out io.Writer) error {
 type transfer struct {
 	*env
 	out        io.Writer
+	plan       planner
 	zkGroup    string
 	kafkaGroup string
 	topics     []string // filter; empty: all
@@ -278,7 +279,7 @@ func (t *transfer) toZooKeeper() error {
 		}
 		fmt.Fprintf(t.out, "note: -execute would refuse: %s\n", msg)
 	}
-	return applyZooKeeper(t.out, cg, changesFrom(src, committed), t.execute, t.force)
+	return applyZooKeeper(t.plan, cg, changesFrom(src, committed), t.execute, t.force)
 }
 
 // changesFrom lists the changes that make dst hold src's offsets.
