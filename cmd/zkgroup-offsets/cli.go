@@ -32,7 +32,7 @@ type cli struct {
 	kafkaVersion string
 	group        string
 	sec          *secflags.Flags
-	storageFlag  *string       // -storage; nil where the command has none
+	storageFlag  *string      // -storage; nil where the command has none
 	storage      offsets.Kind // parsed -storage
 
 	groupOptional bool // -group may be left out (import takes it from the file)
