@@ -51,14 +51,8 @@ var ErrInstancesRegistered = errors.New("instances are registered in the group")
 // refuses to write while instances are registered unless force is set.
 func applyZooKeeper(p planner, cg *kazoo.Consumergroup, changes []change, execute, force bool) error {
 	sortChanges(changes)
-	for i := range changes {
-		owner, err := cg.PartitionOwner(changes[i].Topic, changes[i].Partition)
-		if err != nil {
-			return fmt.Errorf("owner of %s/%d: %w", changes[i].Topic, changes[i].Partition, err)
-		}
-		if owner != nil {
-			changes[i].Owner = owner.ID
-		}
+	if err := fillOwners(cg, changes); err != nil {
+		return err
 	}
 	if err := p.print(planDoc{Group: cg.Name, Storage: "zookeeper", Execute: execute, Changes: changes}); err != nil {
 		return err
@@ -110,6 +104,24 @@ func applyZooKeeper(p planner, cg *kazoo.Consumergroup, changes []change, execut
 		return fmt.Errorf("read back differs from what was written (a member committed since?): %s", strings.Join(mismatches, "; "))
 	}
 	fmt.Fprintf(p.notes, "wrote %d offsets to ZooKeeper group %s (fenced: owners re-read them); read back: all match\n", len(changes), cg.Name)
+	return nil
+}
+
+// fillOwners sets each change's Owner from the ZooKeeper group (none when
+// the group does not exist there).
+func fillOwners(cg *kazoo.Consumergroup, changes []change) error {
+	if ok, err := cg.Exists(); err != nil || !ok {
+		return err
+	}
+	for i := range changes {
+		owner, err := cg.PartitionOwner(changes[i].Topic, changes[i].Partition)
+		if err != nil {
+			return fmt.Errorf("owner of %s/%d: %w", changes[i].Topic, changes[i].Partition, err)
+		}
+		if owner != nil {
+			changes[i].Owner = owner.ID
+		}
+	}
 	return nil
 }
 

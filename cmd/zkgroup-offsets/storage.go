@@ -195,6 +195,9 @@ func (e *env) apply(p planner, cg *kazoo.Consumergroup, kind offsets.Kind, chang
 		return applyZooKeeper(p, cg, changes, execute, force)
 	}
 	sortChanges(changes)
+	if err := fillOwners(cg, changes); err != nil {
+		return err
+	}
 	if kind == offsets.KindDual {
 		fmt.Fprintf(p.notes, "note: dual storage: both ZooKeeper and Kafka are set, since a member starts at the higher of the two\n")
 	}
