@@ -35,6 +35,8 @@ type cli struct {
 	storageFlag  *string      // -storage; nil where the command has none
 	storage      offsets.Kind // parsed -storage
 
+	help string // printed after the flags by -h: target forms, notes
+
 	groupOptional bool // -group may be left out (import takes it from the file)
 }
 
@@ -61,6 +63,8 @@ func (c *cli) printUsage(w io.Writer) {
 	c.fs.SetOutput(w)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
+	fmt.Fprint(w, c.help)
+	fmt.Fprint(w, exitCodes)
 }
 
 // parse parses args and checks that -group was given and that the number
@@ -91,6 +95,12 @@ func (c *cli) parse(args []string, minArgs, maxArgs int) error {
 }
 
 func (c *cli) usageErr(msg string) error { return usageError{msg: msg, usage: c.printUsage} }
+
+// exitCodes ends every usage text.
+const exitCodes = `
+exit status: 0 success (a dry run included), 1 an error (a refused write
+included), 2 a usage error.
+`
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {

@@ -60,17 +60,7 @@ zookeeper). A warning names each partition where the other store is ahead;
 under dual a member starts at the higher of the two, so import and reset
 set both.
 
-reset TARGET is one of:
-  earliest              the oldest offset Kafka still has
-  latest                the high-water mark (the offset of the next message produced)
-  2024-05-01T10:00:00Z  an RFC 3339 time: the first offset whose message is at or
-                        after it (Kafka's offset lookup by time); the high-water
-                        mark if no message is that recent
-  shift N               the committed offset plus N (N may be negative), kept
-                        within [earliest, latest]
-  to N                  exactly N; refused outside [earliest, latest]
-or, instead of a TARGET, -by-duration D (1h, 90m): the time D before now.
-
+` + targetForms + `
 -json prints the plan of import, reset and delete as one JSON document
 (notes go to standard error).
 
@@ -84,6 +74,20 @@ exit status:
   2  a usage error
 
 Run "zkgroup-offsets COMMAND -h" for a command's flags.
+`
+
+// targetForms lists reset's TARGET forms, for both usage texts.
+const targetForms = `
+reset TARGET is one of:
+  earliest              the oldest offset Kafka still has
+  latest                the high-water mark (the offset of the next message produced)
+  2024-05-01T10:00:00Z  an RFC 3339 time: the first offset whose message is at or
+                        after it (Kafka's offset lookup by time); the high-water
+                        mark if no message is that recent
+  shift N               the committed offset plus N (N may be negative), kept
+                        within [earliest, latest]
+  to N                  exactly N; refused outside [earliest, latest]
+or, instead of a TARGET, -by-duration D (1h, 90m): the time D before now.
 `
 
 // run is the program without the process around it: it returns the exit

@@ -11,6 +11,7 @@ import (
 // topics, optionally for some partitions only.
 func cmdReset(args []string, out, errOut io.Writer) error {
 	c := newCLI("reset", "reset -group G [-storage S] (-topic T[,T...] [-partitions P,...] | -all-topics) [-json] [-execute [-force]] (TARGET | -by-duration D)").withStorage()
+	c.help = targetForms
 	topicsFlag := c.fs.String("topic", "", "topics to reset (`T1,T2`)")
 	allTopics := c.fs.Bool("all-topics", false, "reset every topic of the group (committed, owned or subscribed)")
 	partitionsFlag := c.fs.String("partitions", "", "only these partitions (`0,1,...`) of the one -topic")

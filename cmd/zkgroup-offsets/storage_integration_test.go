@@ -215,3 +215,32 @@ func TestIntegrationStorageRefusedWhileMembersRun(t *testing.T) {
 	zkgoFails(t, []string{"members are registered"}, "reset", "-group", group, "-storage", "dual", "-topic", topic, "-execute", "earliest")
 	zkgoFails(t, []string{"members are registered"}, "delete", "-group", group, "-execute")
 }
+
+// Under dual storage a backward reset sets both stores: a member starts at
+// the higher one, so moving one alone would be undone.
+func TestIntegrationStorageDualBackwardReset(t *testing.T) {
+	testenv.Integration(t)
+	topic := newTopic(t, 1)
+	produceEach(t, topic, 1, 10, time.Time{})
+	group := testenv.UniqueName("cmd-dual")
+	kz := connectZK(t)
+	deleteGroupAfter(t, kz, group)
+	a := adminOf(t)
+	setKafka(t, a, group, topic, map[int32]int64{0: 6})
+	if err := kz.Consumergroup(group).ResetOffsetsTo(map[string]map[int32]int64{topic: {0: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	r := zkgo(t, "show", "-group", group, "-storage", "dual")
+	if r.code != 0 || !strings.Contains(r.out, "under dual storage the higher one wins") {
+		t.Errorf("show -storage dual: exit %d, no warning of the difference", r.code)
+	}
+	if out := zkgoOK(t, "reset", "-group", group, "-storage", "dual", "-topic", topic, "-execute", "to", "2"); !strings.Contains(out, "both ZooKeeper and Kafka are set") {
+		t.Error("reset -storage dual does not say it sets both")
+	}
+	if held := kafkaHolds(t, a, group, topic); held[0] != 2 {
+		t.Errorf("Kafka holds %v, want 2", held)
+	}
+	if zk := offsetsOf(t, kz, group, topic); zk[0] != 2 {
+		t.Errorf("ZooKeeper holds %v, want 2", zk)
+	}
+}
