@@ -187,6 +187,17 @@ func TestIntegrationStorageKafka(t *testing.T) {
 		t.Errorf("show -storage kafka = %v after -by-duration", shown)
 	}
 
+	// export and import under kafka storage: Kafka's offsets, into
+	// another group's Kafka offsets.
+	file := filepath.Join(t.TempDir(), "offsets.json")
+	zkgoOK(t, "export", "-group", group, "-storage", "kafka", "-o", file)
+	other := testenv.UniqueName("cmd-kafka-copy")
+	t.Cleanup(func() { _ = a.DeleteConsumerGroup(other) })
+	zkgoOK(t, "import", "-group", other, "-storage", "kafka", "-execute", file)
+	if held := kafkaHolds(t, a, other, topic); !equalOffsets(held, map[int32]int64{0: 5, 1: 5}) {
+		t.Errorf("after import -storage kafka the copy holds %v, want 5 and 5", held)
+	}
+
 	if out := zkgoOK(t, "list"); !strings.Contains(out, group) {
 		t.Errorf("list lacks %s", group)
 	}
