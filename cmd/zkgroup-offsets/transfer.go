@@ -109,38 +109,7 @@ func (t *transfer) kafkaGroupState() (string, int, error) {
 // partitions, or of every partition when which is nil. Partitions without
 // a committed offset are left out.
 func (t *transfer) kafkaOffsets(which map[string][]int32) (map[string]map[int32]int64, error) {
-	admin, err := t.clusterAdmin()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := admin.ListConsumerGroupOffsets(t.kafkaGroup, which)
-	if err != nil {
-		return nil, fmt.Errorf("offsets of Kafka group %s: %w", t.kafkaGroup, err)
-	}
-	blocks := resp.Blocks
-	if blocks == nil {
-		if g := resp.GetGroup(t.kafkaGroup); g != nil {
-			blocks = g.Blocks
-		}
-	}
-	out := make(map[string]map[int32]int64)
-	var errs []error
-	for topic, parts := range blocks {
-		for p, b := range parts {
-			if !errors.Is(b.Err, sarama.ErrNoError) {
-				errs = append(errs, fmt.Errorf("offset of %s/%d in Kafka group %s: %w", topic, p, t.kafkaGroup, b.Err))
-				continue
-			}
-			if b.Offset < 0 {
-				continue // nothing committed
-			}
-			if out[topic] == nil {
-				out[topic] = make(map[int32]int64)
-			}
-			out[topic][p] = b.Offset
-		}
-	}
-	return out, errors.Join(errs...)
+	return t.kafkaGroupOffsets(t.kafkaGroup, which)
 }
 
 // toKafka copies the ZooKeeper group's offsets into the Kafka group.
@@ -203,30 +172,7 @@ func (t *transfer) toKafka() error {
 		return errors.New(strings.Join(refusals, "; "))
 	}
 
-	admin, err := t.clusterAdmin()
-	if err != nil {
-		return err
-	}
-	commit := make(map[string]map[int32]sarama.OffsetAndMetadata)
-	for topic, parts := range src {
-		commit[topic] = make(map[int32]sarama.OffsetAndMetadata)
-		for p, off := range parts {
-			commit[topic][p] = sarama.OffsetAndMetadata{Offset: off, LeaderEpoch: -1}
-		}
-	}
-	resp, err := admin.AlterConsumerGroupOffsets(t.kafkaGroup, commit, nil)
-	if err != nil {
-		return fmt.Errorf("commit offsets of Kafka group %s: %w", t.kafkaGroup, err)
-	}
-	var errs []error
-	for topic, parts := range resp.Errors {
-		for p, kerr := range parts {
-			if !errors.Is(kerr, sarama.ErrNoError) {
-				errs = append(errs, fmt.Errorf("commit %s/%d to Kafka group %s: %w", topic, p, t.kafkaGroup, kerr))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := t.commitKafka(t.kafkaGroup, src); err != nil {
 		return err
 	}
 	after, err := t.kafkaOffsets(which)
