@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/internal/secflags"
 )
 
 // usageError is a mistake in the command line: run prints msg and the
@@ -28,6 +31,11 @@ type cli struct {
 	brokers      string
 	kafkaVersion string
 	group        string
+	sec          *secflags.Flags
+	storageFlag  *string      // -storage; nil where the command has none
+	storage      offsets.Kind // parsed -storage
+
+	help string // printed after the flags by -h: target forms, notes
 
 	groupOptional bool // -group may be left out (import takes it from the file)
 }
@@ -39,6 +47,14 @@ func newCLI(name, synopsis string) *cli {
 	c.fs.StringVar(&c.brokers, "brokers", "", "Kafka brokers (`host:port,...`); default: the brokers registered in ZooKeeper")
 	c.fs.StringVar(&c.kafkaVersion, "kafka-version", "2.8.0", "Kafka protocol `version` to speak")
 	c.fs.StringVar(&c.group, "group", "", "consumer group (its name in ZooKeeper)")
+	c.sec = secflags.Register(c.fs)
+	return c
+}
+
+// withStorage adds -storage, for the commands that read or write one
+// group's offsets.
+func (c *cli) withStorage() *cli {
+	c.storageFlag = c.fs.String("storage", "zookeeper", "where the group keeps its offsets: `zookeeper`, kafka or dual (as its Offsets.Storage)")
 	return c
 }
 
@@ -47,6 +63,8 @@ func (c *cli) printUsage(w io.Writer) {
 	c.fs.SetOutput(w)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)
+	fmt.Fprint(w, c.help)
+	fmt.Fprint(w, exitCodes)
 }
 
 // parse parses args and checks that -group was given and that the number
@@ -57,6 +75,13 @@ func (c *cli) parse(args []string, minArgs, maxArgs int) error {
 			return usageError{usage: c.printUsage, help: true}
 		}
 		return usageError{msg: err.Error(), usage: c.printUsage}
+	}
+	if c.storageFlag != nil {
+		k, err := parseStorage(*c.storageFlag)
+		if err != nil {
+			return c.usageErr("-storage: " + err.Error())
+		}
+		c.storage = k
 	}
 	switch {
 	case c.group == "" && !c.groupOptional:
@@ -70,6 +95,12 @@ func (c *cli) parse(args []string, minArgs, maxArgs int) error {
 }
 
 func (c *cli) usageErr(msg string) error { return usageError{msg: msg, usage: c.printUsage} }
+
+// exitCodes ends every usage text.
+const exitCodes = `
+exit status: 0 success (a dry run included), 1 an error (a refused write
+included), 2 a usage error.
+`
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {

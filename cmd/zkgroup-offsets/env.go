@@ -25,7 +25,11 @@ func (c *cli) connect() (*env, error) {
 	if err != nil {
 		return nil, usageError{msg: fmt.Sprintf("-kafka-version: %v", err), usage: c.printUsage}
 	}
-	kz, err := kazoo.NewKazooFromConnectionString(c.zookeeper, nil)
+	zkConf, err := c.sec.ZK()
+	if err != nil {
+		return nil, err
+	}
+	kz, err := kazoo.NewKazooFromConnectionString(c.zookeeper, zkConf)
 	if err != nil {
 		return nil, fmt.Errorf("connect to ZooKeeper at %s: %w", c.zookeeper, err)
 	}
@@ -45,6 +49,10 @@ func (c *cli) connect() (*env, error) {
 	conf.Version = version
 	// Looking a topic up must never create it.
 	conf.Metadata.AllowAutoTopicCreation = false
+	if err := c.sec.Kafka(conf); err != nil {
+		kz.Close()
+		return nil, err
+	}
 	client, err := sarama.NewClient(brokers, conf)
 	if err != nil {
 		kz.Close()

@@ -9,8 +9,8 @@ import (
 )
 
 // cmdExport writes a group's committed offsets as an OffsetsFile.
-func cmdExport(args []string, out io.Writer) error {
-	c := newCLI("export", "export -group G [-topic T,...] [-o FILE]")
+func cmdExport(args []string, out, errOut io.Writer) error {
+	c := newCLI("export", "export -group G [-storage S] [-topic T,...] [-o FILE]").withStorage()
 	topicsFlag := c.fs.String("topic", "", "only these topics (`T1,T2`)")
 	output := c.fs.String("o", "", "write to `FILE` instead of standard output")
 	if err := c.parse(args, 0, 0); err != nil {
@@ -21,10 +21,12 @@ func cmdExport(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	cg, committed, err := e.groupOffsets(c.group)
+	cg, committed, stored, err := e.storedOffsets(c.group, c.storage)
 	if err != nil {
 		return err
 	}
+	// The export goes to out unless -o is given: warnings go to errOut.
+	warnAhead(errOut, c.storage, stored)
 	if topics := splitList(*topicsFlag); len(topics) > 0 {
 		picked := make(map[string]map[int32]int64)
 		for _, t := range topics {

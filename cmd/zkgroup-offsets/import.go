@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // cmdImport sets a group's offsets from an OffsetsFile, through fenced
 // resets.
-func cmdImport(args []string, out io.Writer) error {
-	c := newCLI("import", "import [-group G] [-clamp] [-execute [-force]] FILE|-")
+func cmdImport(args []string, out, errOut io.Writer) error {
+	c := newCLI("import", "import [-group G] [-storage S] [-clamp] [-json] [-execute [-force]] FILE|-").withStorage()
 	clampFlag := c.fs.Bool("clamp", false, "move offsets outside [earliest, high-water mark] into it instead of refusing")
 	execute := c.fs.Bool("execute", false, "write the offsets (default: dry run)")
-	force := c.fs.Bool("force", false, "write even while instances are registered in the group")
+	force := c.fs.Bool("force", false, "write even while instances are registered in the group (zookeeper storage only)")
+	asJSON := c.fs.Bool("json", false, "print the plan as JSON (notes go to standard error)")
 	c.groupOptional = true
 	if err := c.parse(args, 1, 1); err != nil {
 		return err
@@ -35,21 +38,26 @@ func cmdImport(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
+	p := newPlanner(out, errOut, *asJSON)
 	cg := e.kz.Consumergroup(group)
 	exists, err := cg.Exists()
 	if err != nil {
 		return err
 	}
-	committed := map[string]map[int32]int64{}
-	if exists {
-		if committed, err = cg.FetchAllOffsets(); err != nil {
-			return fmt.Errorf("offsets of group %s: %w", group, err)
-		}
-	} else {
-		fmt.Fprintf(out, "note: group %s does not exist in ZooKeeper; -execute creates it\n", group)
+	stored, err := e.readStores(group)
+	if err != nil {
+		return err
+	}
+	committed, err := stored.inUse(c.storage)
+	if err != nil {
+		return err
+	}
+	warnAhead(p.notes, c.storage, stored)
+	if !exists && c.storage != offsets.KindKafka {
+		fmt.Fprintf(p.notes, "note: group %s does not exist in ZooKeeper; -execute creates it\n", group)
 	}
 	if group != f.Group {
-		fmt.Fprintf(out, "note: importing the offsets of group %s into group %s\n", f.Group, group)
+		fmt.Fprintf(p.notes, "note: importing the offsets of group %s into group %s\n", f.Group, group)
 	}
 
 	var changes []change
@@ -82,7 +90,7 @@ func cmdImport(args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("nothing written:\n%w", err)
 	}
-	return applyZooKeeper(out, cg, changes, *execute, *force)
+	return e.apply(p, cg, c.storage, changes, *execute, *force)
 }
 
 func openOffsetsFile(name string) (*OffsetsFile, error) {

@@ -15,12 +15,12 @@ import (
 // change is one partition's offset as it is (Before, nil if none) and as a
 // command means to set it (After). Offsets are next offsets to consume.
 type change struct {
-	Topic     string
-	Partition int32
-	Before    *int64
-	After     int64
-	Owner     string // the instance owning the partition now, if any
-	Note      string
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+	Before    *int64 `json:"before"` // null: none committed
+	After     int64  `json:"after"`
+	Owner     string `json:"owner,omitempty"` // the instance owning the partition now, if any
+	Note      string `json:"note,omitempty"`
 }
 
 func sortChanges(cs []change) {
@@ -49,18 +49,12 @@ var ErrInstancesRegistered = errors.New("instances are registered in the group")
 // applyZooKeeper prints the changes and, with execute, writes them to the
 // ZooKeeper group with fenced resets, reads them back and checks them. It
 // refuses to write while instances are registered unless force is set.
-func applyZooKeeper(out io.Writer, cg *kazoo.Consumergroup, changes []change, execute, force bool) error {
+func applyZooKeeper(p planner, cg *kazoo.Consumergroup, changes []change, execute, force bool) error {
 	sortChanges(changes)
-	for i := range changes {
-		owner, err := cg.PartitionOwner(changes[i].Topic, changes[i].Partition)
-		if err != nil {
-			return fmt.Errorf("owner of %s/%d: %w", changes[i].Topic, changes[i].Partition, err)
-		}
-		if owner != nil {
-			changes[i].Owner = owner.ID
-		}
+	if err := fillOwners(cg, changes); err != nil {
+		return err
 	}
-	if err := printPlan(out, changes); err != nil {
+	if err := p.print(planDoc{Group: cg.Name, Storage: "zookeeper", Execute: execute, Changes: changes}); err != nil {
 		return err
 	}
 	instances, err := cg.Instances()
@@ -78,9 +72,9 @@ func applyZooKeeper(out io.Writer, cg *kazoo.Consumergroup, changes []change, ex
 	}
 	if !execute {
 		if refusal != nil && !force {
-			fmt.Fprintf(out, "note: -execute would refuse: %v\n", refusal)
+			fmt.Fprintf(p.notes, "note: -execute would refuse: %v\n", refusal)
 		}
-		fmt.Fprintf(out, "dry run: %d offsets of ZooKeeper group %s not written; add -execute to write them\n", len(changes), cg.Name)
+		fmt.Fprintf(p.notes, "dry run: %d offsets of ZooKeeper group %s not written; add -execute to write them\n", len(changes), cg.Name)
 		return nil
 	}
 	if refusal != nil && !force {
@@ -109,7 +103,25 @@ func applyZooKeeper(out io.Writer, cg *kazoo.Consumergroup, changes []change, ex
 	if len(mismatches) > 0 {
 		return fmt.Errorf("read back differs from what was written (a member committed since?): %s", strings.Join(mismatches, "; "))
 	}
-	fmt.Fprintf(out, "wrote %d offsets to ZooKeeper group %s (fenced: owners re-read them); read back: all match\n", len(changes), cg.Name)
+	fmt.Fprintf(p.notes, "wrote %d offsets to ZooKeeper group %s (fenced: owners re-read them); read back: all match\n", len(changes), cg.Name)
+	return nil
+}
+
+// fillOwners sets each change's Owner from the ZooKeeper group (none when
+// the group does not exist there).
+func fillOwners(cg *kazoo.Consumergroup, changes []change) error {
+	if ok, err := cg.Exists(); err != nil || !ok {
+		return err
+	}
+	for i := range changes {
+		owner, err := cg.PartitionOwner(changes[i].Topic, changes[i].Partition)
+		if err != nil {
+			return fmt.Errorf("owner of %s/%d: %w", changes[i].Topic, changes[i].Partition, err)
+		}
+		if owner != nil {
+			changes[i].Owner = owner.ID
+		}
+	}
 	return nil
 }
 

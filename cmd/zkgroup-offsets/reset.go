@@ -4,23 +4,37 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // cmdReset moves a group's offsets to a target, per topic or for all its
 // topics, optionally for some partitions only.
-func cmdReset(args []string, out io.Writer) error {
-	c := newCLI("reset", "reset -group G (-topic T[,T...] [-partitions P,...] | -all-topics) [-execute [-force]] TARGET")
+func cmdReset(args []string, out, errOut io.Writer) error {
+	c := newCLI("reset", "reset -group G [-storage S] (-topic T[,T...] [-partitions P,...] | -all-topics) [-json] [-execute [-force]] (TARGET | -by-duration D)").withStorage()
+	c.help = targetForms
 	topicsFlag := c.fs.String("topic", "", "topics to reset (`T1,T2`)")
 	allTopics := c.fs.Bool("all-topics", false, "reset every topic of the group (committed, owned or subscribed)")
 	partitionsFlag := c.fs.String("partitions", "", "only these partitions (`0,1,...`) of the one -topic")
 	execute := c.fs.Bool("execute", false, "write the offsets (default: dry run)")
-	force := c.fs.Bool("force", false, "write even while instances are registered in the group")
-	if err := c.parse(args, 1, 2); err != nil {
+	force := c.fs.Bool("force", false, "write even while instances are registered in the group (zookeeper storage only)")
+	byDuration := c.fs.String("by-duration", "", "instead of a TARGET: the first offset at or after now minus `D` (1h, 90m, 2h30m)")
+	asJSON := c.fs.Bool("json", false, "print the plan as JSON (notes go to standard error)")
+	if err := c.parse(args, 0, 2); err != nil {
 		return err
 	}
-	tgt, err := parseTarget(c.fs.Args())
-	if err != nil {
-		return c.usageErr(err.Error())
+	var tgt target
+	var err error
+	switch {
+	case *byDuration != "" && c.fs.NArg() > 0:
+		return c.usageErr("give -by-duration or a TARGET, not both")
+	case *byDuration != "":
+		if tgt, err = durationTarget(*byDuration, time.Now()); err != nil {
+			return c.usageErr("-by-duration: " + err.Error())
+		}
+	default:
+		if tgt, err = parseTarget(c.fs.Args()); err != nil {
+			return c.usageErr(err.Error())
+		}
 	}
 	topics := splitList(*topicsFlag)
 	if (len(topics) == 0) == !*allTopics {
@@ -39,12 +53,14 @@ func cmdReset(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	cg, committed, err := e.groupOffsets(c.group)
+	p := newPlanner(out, errOut, *asJSON)
+	cg, committed, stored, err := e.storedOffsets(c.group, c.storage)
 	if err != nil {
 		return err
 	}
+	warnAhead(p.notes, c.storage, stored)
 	if *allTopics {
-		if topics, err = groupTopics(cg, committed); err != nil {
+		if topics, err = e.topicsOf(cg, committed); err != nil {
 			return err
 		}
 		if len(topics) == 0 {
@@ -88,5 +104,5 @@ func cmdReset(args []string, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("nothing written:\n%w", err)
 	}
-	return applyZooKeeper(out, cg, changes, *execute, *force)
+	return e.apply(p, cg, c.storage, changes, *execute, *force)
 }

@@ -7,13 +7,19 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // GroupState is the -json output of show.
 type GroupState struct {
 	Group      string           `json:"group"`
+	Storage    string           `json:"storage"` // the store Committed was read from (-storage)
 	Instances  []string         `json:"instances"`
 	Partitions []PartitionState `json:"partitions"`
+	// Warnings name partitions where the other store is ahead (or under
+	// dual, where the two differ).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PartitionState is one partition of a group, as show reports it.
@@ -29,8 +35,8 @@ type PartitionState struct {
 
 // cmdShow prints each partition of a group: committed offset, owner,
 // high-water mark and lag.
-func cmdShow(args []string, out io.Writer) error {
-	c := newCLI("show", "show -group G [-json]")
+func cmdShow(args []string, out, errOut io.Writer) error {
+	c := newCLI("show", "show -group G [-storage S] [-json]").withStorage()
 	asJSON := c.fs.Bool("json", false, "print JSON instead of a table")
 	if err := c.parse(args, 0, 0); err != nil {
 		return err
@@ -40,7 +46,7 @@ func cmdShow(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	st, err := e.groupState(c.group)
+	st, err := e.groupState(c.group, c.storage)
 	if err != nil {
 		return err
 	}
@@ -49,13 +55,19 @@ func cmdShow(args []string, out io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	fmt.Fprintf(out, "group %s: %d registered instances%s\n", st.Group, len(st.Instances), listSuffix(st.Instances))
+	fmt.Fprintf(out, "group %s (storage %s): %d registered instances%s\n", st.Group, st.Storage, len(st.Instances), listSuffix(st.Instances))
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "TOPIC\tPARTITION\tCOMMITTED\tHIGH-WATER\tLAG\tOWNER\tNOTE")
 	for _, p := range st.Partitions {
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", p.Topic, p.Partition, orDash(p.Committed), orDash(p.HighWater), orDash(p.Lag), orDashString(p.Owner), p.Error)
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, line := range st.Warnings {
+		fmt.Fprintf(out, "warning: %s\n", line)
+	}
+	return nil
 }
 
 func listSuffix(ids []string) string {
@@ -65,26 +77,35 @@ func listSuffix(ids []string) string {
 	return " (" + strings.Join(ids, ", ") + ")"
 }
 
-// groupState reads one group's instances, offsets and owners from
-// ZooKeeper and its partitions' high-water marks from Kafka.
-func (e *env) groupState(group string) (GroupState, error) {
-	st := GroupState{Group: group, Instances: []string{}, Partitions: []PartitionState{}}
-	cg, err := e.existingGroup(group)
+// groupState reads one group's instances and owners from ZooKeeper, its
+// offsets from the store of kind, and its partitions' high-water marks
+// from Kafka.
+func (e *env) groupState(group string, kind offsets.Kind) (GroupState, error) {
+	st := GroupState{Group: group, Storage: kind.String(), Instances: []string{}, Partitions: []PartitionState{}}
+	cg, committed, stored, err := e.storedOffsets(group, kind)
 	if err != nil {
 		return st, err
 	}
-	instances, err := cg.Instances()
+	if stored.kafkaErr != nil && kind == offsets.KindZookeeper {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("Kafka's offsets of the group could not be read to compare: %v", stored.kafkaErr))
+	} else {
+		st.Warnings = aheadWarnings(kind, stored.zk, stored.kafka)
+	}
+	ids, err := registered(cg)
 	if err != nil {
-		return st, fmt.Errorf("instances of group %s: %w", group, err)
+		return st, err
 	}
-	for _, i := range instances {
-		st.Instances = append(st.Instances, i.ID)
+	st.Instances = append(st.Instances, ids...)
+	if len(committed) == 0 && kind == offsets.KindKafka && len(ids) == 0 {
+		if ok, err := cg.Exists(); err == nil && !ok {
+			return st, fmt.Errorf("consumer group %q has no offsets in Kafka and no node in ZooKeeper", group)
+		}
 	}
-	committed, err := cg.FetchAllOffsets()
+	topics, err := e.topicsOf(cg, committed)
 	if err != nil {
-		return st, fmt.Errorf("offsets of group %s: %w", group, err)
+		return st, err
 	}
-	topics, err := groupTopics(cg, committed)
+	exists, err := cg.Exists()
 	if err != nil {
 		return st, err
 	}
@@ -109,12 +130,14 @@ func (e *env) groupState(group string) (GroupState, error) {
 		sortInt32(ids)
 		for _, p := range ids {
 			row := PartitionState{Topic: topic, Partition: p, Committed: committedPtr(committed, topic, p)}
-			owner, err := cg.PartitionOwner(topic, p)
-			if err != nil {
-				return st, fmt.Errorf("owner of %s/%d: %w", topic, p, err)
-			}
-			if owner != nil {
-				row.Owner = owner.ID
+			if exists {
+				owner, err := cg.PartitionOwner(topic, p)
+				if err != nil {
+					return st, fmt.Errorf("owner of %s/%d: %w", topic, p, err)
+				}
+				if owner != nil {
+					row.Owner = owner.ID
+				}
 			}
 			switch hw, err := e.highWater(topic, p, missing); {
 			case err != nil:

@@ -88,6 +88,19 @@ func parseTarget(args []string) (target, error) {
 	return target{kind: targetTime, at: at}, one()
 }
 
+// durationTarget is the target of reset -by-duration d: the time d
+// (a positive Go duration) before now.
+func durationTarget(d string, now time.Time) (target, error) {
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		return target{}, fmt.Errorf("%q is not a duration (1h, 90m, 2h30m)", d)
+	}
+	if dur <= 0 {
+		return target{}, fmt.Errorf("%s: the duration must be positive", d)
+	}
+	return target{kind: targetTime, at: now.Add(-dur)}, nil
+}
+
 // OutOfRangeError is a requested offset outside what the partition holds.
 type OutOfRangeError struct {
 	Topic     string

@@ -14,7 +14,7 @@ import (
 // group coordinator or back. Both stores hold the next offset to consume,
 // so the numbers are copied unchanged; after writing, the offsets are read
 // back from the destination and compared.
-func cmdTransfer(args []string, out io.Writer) error {
+func cmdTransfer(args []string, out, errOut io.Writer) error {
 	c := newCLI("transfer", "transfer -group G -to kafka|zookeeper [-kafka-group K] [-topic T,...] [-execute [-force]]")
 	to := c.fs.String("to", "", "destination: `kafka` (from ZooKeeper) or zookeeper (from Kafka)")
 	kafkaGroup := c.fs.String("kafka-group", "", "the group's name in Kafka (default: -group)")
@@ -35,7 +35,7 @@ func cmdTransfer(args []string, out io.Writer) error {
 		return err
 	}
 	defer e.close()
-	t := transfer{env: e, out: out, zkGroup: c.group, kafkaGroup: *kafkaGroup, topics: splitList(*topicsFlag), execute: *execute, force: *force}
+	t := transfer{env: e, out: out, plan: newPlanner(out, errOut, false), zkGroup: c.group, kafkaGroup: *kafkaGroup, topics: splitList(*topicsFlag), execute: *execute, force: *force}
 	if *to == "kafka" {
 		return t.toKafka()
 	}
@@ -46,6 +46,7 @@ func cmdTransfer(args []string, out io.Writer) error {
 type transfer struct {
 	*env
 	out        io.Writer
+	plan       planner
 	zkGroup    string
 	kafkaGroup string
 	topics     []string // filter; empty: all
@@ -108,38 +109,7 @@ func (t *transfer) kafkaGroupState() (string, int, error) {
 // partitions, or of every partition when which is nil. Partitions without
 // a committed offset are left out.
 func (t *transfer) kafkaOffsets(which map[string][]int32) (map[string]map[int32]int64, error) {
-	admin, err := t.clusterAdmin()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := admin.ListConsumerGroupOffsets(t.kafkaGroup, which)
-	if err != nil {
-		return nil, fmt.Errorf("offsets of Kafka group %s: %w", t.kafkaGroup, err)
-	}
-	blocks := resp.Blocks
-	if blocks == nil {
-		if g := resp.GetGroup(t.kafkaGroup); g != nil {
-			blocks = g.Blocks
-		}
-	}
-	out := make(map[string]map[int32]int64)
-	var errs []error
-	for topic, parts := range blocks {
-		for p, b := range parts {
-			if !errors.Is(b.Err, sarama.ErrNoError) {
-				errs = append(errs, fmt.Errorf("offset of %s/%d in Kafka group %s: %w", topic, p, t.kafkaGroup, b.Err))
-				continue
-			}
-			if b.Offset < 0 {
-				continue // nothing committed
-			}
-			if out[topic] == nil {
-				out[topic] = make(map[int32]int64)
-			}
-			out[topic][p] = b.Offset
-		}
-	}
-	return out, errors.Join(errs...)
+	return t.kafkaGroupOffsets(t.kafkaGroup, which)
 }
 
 // toKafka copies the ZooKeeper group's offsets into the Kafka group.
@@ -202,30 +172,7 @@ func (t *transfer) toKafka() error {
 		return errors.New(strings.Join(refusals, "; "))
 	}
 
-	admin, err := t.clusterAdmin()
-	if err != nil {
-		return err
-	}
-	commit := make(map[string]map[int32]sarama.OffsetAndMetadata)
-	for topic, parts := range src {
-		commit[topic] = make(map[int32]sarama.OffsetAndMetadata)
-		for p, off := range parts {
-			commit[topic][p] = sarama.OffsetAndMetadata{Offset: off, LeaderEpoch: -1}
-		}
-	}
-	resp, err := admin.AlterConsumerGroupOffsets(t.kafkaGroup, commit, nil)
-	if err != nil {
-		return fmt.Errorf("commit offsets of Kafka group %s: %w", t.kafkaGroup, err)
-	}
-	var errs []error
-	for topic, parts := range resp.Errors {
-		for p, kerr := range parts {
-			if !errors.Is(kerr, sarama.ErrNoError) {
-				errs = append(errs, fmt.Errorf("commit %s/%d to Kafka group %s: %w", topic, p, t.kafkaGroup, kerr))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	if err := t.commitKafka(t.kafkaGroup, src); err != nil {
 		return err
 	}
 	after, err := t.kafkaOffsets(which)
@@ -278,7 +225,7 @@ func (t *transfer) toZooKeeper() error {
 		}
 		fmt.Fprintf(t.out, "note: -execute would refuse: %s\n", msg)
 	}
-	return applyZooKeeper(t.out, cg, changesFrom(src, committed), t.execute, t.force)
+	return applyZooKeeper(t.plan, cg, changesFrom(src, committed), t.execute, t.force)
 }
 
 // changesFrom lists the changes that make dst hold src's offsets.
