@@ -72,8 +72,10 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 	if cg.gate != nil {
 		d.Gate = cg.gate
 	}
-	if cg.fetch != nil {
-		d.HandingOut = cg.fetch.HandingOut // the interceptors, once per message handed out
+	if cg.fetch != nil && len(cg.config.Consumer.Interceptors) > 0 {
+		// The interceptors, once per message handed out; without any, the
+		// hand-over keeps no record of what went out.
+		d.HandingOut = cg.fetch.HandingOut
 	}
 	return d
 }
