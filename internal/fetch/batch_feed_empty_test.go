@@ -20,7 +20,7 @@ import (
 func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	res.SetLastOffsetDelta("t", 0, 2) // one empty batch: offsets 0..2 compacted away
 	res.GetBlock("t", 0).HighWaterMarkOffset = 3
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

@@ -120,7 +120,7 @@ func TestRetriableFeedError(t *testing.T) {
 // movingLeaderFetch is a mock broker's fetch response holding one record
 // batch per offset in [from, to) of t/0, with a high-water mark of to.
 func movingLeaderFetch(from, to int64) *sarama.FetchResponse {
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	for o := from; o < to; o++ {
 		res.AddRecordBatch("t", 0, nil, sarama.StringEncoder(fmt.Sprint(o)), o, 0, false)
 	}
@@ -188,7 +188,7 @@ func TestBatchFeedFollowsMovedLeader(t *testing.T) {
 		}
 	}
 	take(2)
-	notLeader := &sarama.FetchResponse{Version: 5}
+	notLeader := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	notLeader.AddError("t", 0, sarama.ErrNotLeaderForPartition)
 	b1.SetHandlerByMap(map[string]sarama.MockResponse{
 		"MetadataRequest": leaderMetadata(t, b2, b1, b2),

@@ -261,12 +261,7 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 		return nil, errFetcherClosed
 	}
 	conf := f.env.config.Config
-	req := &sarama.FetchRequest{
-		Version:   5, // record batches, isolation level, log start offset
-		MinBytes:  1,
-		MaxBytes:  conf.Consumer.Fetch.MaxBytes,
-		Isolation: sarama.ReadUncommitted,
-	}
+	req := newFetchRequest(conf)
 	if f.longPoll {
 		req.MinBytes = conf.Consumer.Fetch.Min
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
