@@ -202,9 +202,11 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // run sends the queued wants of broker id, one request per round, until
 // none are left (see nextRound), each to the broker last named leader under
 // id. A round that finds an own connection closed is sent once more over a
-// new one; a round that fails otherwise, or again, drops its connection,
-// and its wants get the error. See docs/batch-feed.md, "Broken
-// connections".
+// new one; a round whose response sarama cannot decode has each of its
+// wants fetched alone (see isolate); a round that fails otherwise, or
+// again, drops its connection, and its wants get the error. See
+// docs/batch-feed.md, "Broken connections" and "Errors stay per
+// partition".
 func (f *roundFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
@@ -223,6 +225,10 @@ func (f *roundFetcher) run(id int32) {
 			conn = f.connTo(f.leaders[id])
 			f.mu.Unlock()
 			resp, err = f.send(conn, batch)
+		}
+		if len(batch) > 1 && undecodable(err) {
+			f.isolate(id, batch) // the connection is fine: the whole answer was read
+			continue
 		}
 		if err != nil && conn != nil {
 			f.dropConn(id, conn)
