@@ -22,6 +22,7 @@ type rawFetchBroker struct {
 	ln     net.Listener
 	mu     sync.Mutex
 	rounds [][]int32
+	epochs []int32 // CurrentLeaderEpoch of every partition of every request
 }
 
 func newRawFetchBroker(t *testing.T) *rawFetchBroker {
@@ -72,6 +73,9 @@ func (b *rawFetchBroker) serve(c net.Conn) error {
 		off += 4
 		for range n {
 			parts = append(parts, int32(be.Uint32(req[off:])))
+			b.mu.Lock()
+			b.epochs = append(b.epochs, int32(be.Uint32(req[off+4:])))
+			b.mu.Unlock()
 			off += 4 + 4 + 8 + 8 + 4 // partition, leader epoch, offset, log start, max bytes
 		}
 	}

@@ -42,6 +42,11 @@ type roundFetcher struct {
 	// one the round loop started with (the client replaces a broker whose
 	// address changed, and closes the old one).
 	leaders map[int32]*sarama.Broker
+	// refreshedAt is when the long polls last had the client refresh the
+	// metadata of the topics they came back empty for, refreshing whether
+	// that refresh still runs (see checkLeaders).
+	refreshedAt time.Time
+	refreshing  bool
 }
 
 type fetchWant struct {
@@ -49,6 +54,7 @@ type fetchWant struct {
 	topic     string
 	partition int32
 	offset    int64
+	epoch     int32            // the leader's epoch in the client's metadata (-1: unknown)
 	size      int32            // the partition's fetch size in bytes
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
@@ -146,11 +152,12 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	conf := f.env.config.Config
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
-	leader, err := f.env.client.Leader(topic, partition)
+	leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
 	if err != nil {
 		return fetchResult{err: err}
 	}
-	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
+	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, epoch: epoch, size: size, limit: limit,
+		done: make(chan fetchResult, 1)}
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
@@ -273,7 +280,7 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
 	}
 	for _, w := range batch {
-		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
+		req.AddBlock(w.topic, w.partition, w.offset, w.size, w.epoch)
 	}
 	f.env.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
@@ -301,8 +308,15 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 		return
 	}
 	results := make([]fetchResult, len(batch))
+	var empty []string // topics of wants answered nothing
 	for i, w := range batch {
 		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
+		if r := results[i]; r.err == nil && len(r.msgs) == 0 && r.next == w.offset {
+			empty = append(empty, w.topic)
+		}
+	}
+	if f.longPoll && len(empty) > 0 {
+		f.checkLeaders(empty)
 	}
 	f.answer(id, batch, results)
 }
