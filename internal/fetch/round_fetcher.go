@@ -88,12 +88,11 @@ var errFetcherClosed = errors.New("fetcher closed")
 // fetch leaves it to sarama.
 var errPartialBatch = errors.New("record batch larger than the fetch size")
 
-// errNoRecordsBelowMark says a fetch answered no record at an offset below
-// the partition's high-water mark: record batches whose records were all
-// compacted away (sarama's decoder drops them, and with them where they
-// end). A direct fetch cannot step past it; sarama's partition consumer
-// can. A partition the response's byte limit starved reads the same way
-// and is fetched again instead (see answer).
+// errNoRecordsBelowMark says a fetch answered no record, and no batch to
+// step past (see emptyBatchesEnd), at an offset below the partition's
+// high-water mark. A partition the response's byte limit starved reads
+// this way and is fetched again (see answer); otherwise the partition is
+// left to sarama's partition consumer.
 var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
@@ -389,6 +388,11 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 		}
 	}
 	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
+		// Batches compacted empty: step past them, never past the mark
+		// (sarama's partition consumer checks the same).
+		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
+			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
+		}
 		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
 	}
 	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
