@@ -239,7 +239,9 @@ func (f *roundFetcher) run(id int32) {
 		if err != nil && conn != nil {
 			f.dropConn(id, conn)
 		}
-		f.deliver(id, batch, resp, err)
+		if empty := f.deliver(id, batch, resp, err); f.longPoll && len(empty) > 0 {
+			f.checkLeaders(id, conn, empty)
+		}
 	}
 }
 
@@ -289,13 +291,14 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 
 // deliver answers every want of batch, a round to broker id, with its
 // share of resp, or with err, but for those the response's byte limit
-// starved (see answer).
-func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
+// starved (see answer). It returns the wants answered nothing, no error
+// either (see checkLeaders).
+func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) (empty []*fetchWant) {
 	if err != nil {
 		for _, w := range batch {
 			w.done <- fetchResult{err: err}
 		}
-		return
+		return nil
 	}
 	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
 		// Over a client quota the broker answers at once, with no
@@ -304,20 +307,17 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 		for _, w := range batch {
 			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
 		}
-		return
+		return nil
 	}
 	results := make([]fetchResult, len(batch))
-	var empty []string // topics of wants answered nothing
 	for i, w := range batch {
 		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
 		if r := results[i]; r.err == nil && len(r.msgs) == 0 && r.next == w.offset {
-			empty = append(empty, w.topic)
+			empty = append(empty, w)
 		}
 	}
-	if f.longPoll && len(empty) > 0 {
-		f.checkLeaders(empty)
-	}
 	f.answer(id, batch, results)
+	return empty
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at
