@@ -42,7 +42,7 @@ func leaderAndEpoch(client Client, topic string, partition int32) (*sarama.Broke
 
 // checkLeaders asks broker id, over conn (the connection a round to it
 // went over), for the leaders of wants, whose long polls came back empty,
-// unless that was done less than leaderCheckInterval ago or still runs; a
+// unless it was asked less than leaderCheckInterval ago or still is; a
 // partition it names another leader or a newer epoch for has the client
 // refresh its topic's metadata. The question goes over the fetcher's own
 // connection, not the client's: a refresh there queues behind whatever
@@ -55,14 +55,14 @@ func (f *roundFetcher) checkLeaders(id int32, conn *sarama.Broker, wants []*fetc
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.refreshing || time.Since(f.refreshedAt) < leaderCheckInterval || f.ownConns && f.closed {
+	if f.checking[id] || time.Since(f.checkedAt[id]) < leaderCheckInterval || f.ownConns && f.closed {
 		return
 	}
-	f.refreshing, f.refreshedAt = true, time.Now()
+	f.checking[id], f.checkedAt[id] = true, time.Now()
 	go func() {
 		defer func() {
 			f.mu.Lock()
-			f.refreshing = false
+			f.checking[id] = false
 			f.mu.Unlock()
 		}()
 		if moved := f.movedTopics(id, conn, wants); len(moved) > 0 {

@@ -42,11 +42,11 @@ type roundFetcher struct {
 	// one the round loop started with (the client replaces a broker whose
 	// address changed, and closes the old one).
 	leaders map[int32]*sarama.Broker
-	// refreshedAt is when the long polls last had the client refresh the
-	// metadata of the topics they came back empty for, refreshing whether
-	// that refresh still runs (see checkLeaders).
-	refreshedAt time.Time
-	refreshing  bool
+	// checkedAt is, by broker id, when empty long polls last asked that
+	// broker for their partitions' leaders; checking whether that question
+	// still runs (see checkLeaders).
+	checkedAt map[int32]time.Time
+	checking  map[int32]bool
 }
 
 type fetchWant struct {
@@ -97,7 +97,7 @@ var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker)}
+		leaders: make(map[int32]*sarama.Broker), checkedAt: make(map[int32]time.Time), checking: make(map[int32]bool)}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
