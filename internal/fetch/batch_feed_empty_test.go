@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -10,24 +9,26 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// TestBatchFeedEndsBelowAnEmptyBatch: a record batch whose records were all
-// compacted away (Kafka keeps the last batch of each producer, empty) is
-// dropped by sarama's decoder, and with it where it ends, so a direct fetch
-// cannot step past it. The feed ends with errNoRecordsBelowMark after one
-// fetch (pump then falls back to sarama's partition consumer, which steps
-// past it) instead of fetching the same offset in a hot loop: the long
-// poll is answered at once, the empty batch meeting MinBytes.
-func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
+// TestBatchFeedStepsOverAnEmptyBatch: a record batch whose records were all
+// compacted away (Kafka keeps the last batch of each producer, empty) holds
+// no record, but its last offset delta says where it ends. The feed steps
+// over it and reads on from there, as sarama's partition consumer does,
+// instead of ending with errNoRecordsBelowMark and handing the partition
+// to sarama's partition consumer for the rest of its pass.
+func TestBatchFeedStepsOverAnEmptyBatch(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
-	res := &sarama.FetchResponse{Version: 5}
-	res.SetLastOffsetDelta("t", 0, 2) // one empty batch: offsets 0..2 compacted away
-	res.GetBlock("t", 0).HighWaterMarkOffset = 3
+	empty := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
+	empty.SetLastOffsetDelta("t", 0, 2) // one empty batch: offsets 0..2 compacted away
+	empty.GetBlock("t", 0).HighWaterMarkOffset = 5
+	after := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
+	after.AddRecordBatch("t", 0, nil, sarama.StringEncoder("kept"), 3, 0, false)
+	after.GetBlock("t", 0).HighWaterMarkOffset = 5
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{
 		"MetadataRequest": sarama.NewMockMetadataResponse(t).
 			SetBroker(broker.Addr(), broker.BrokerID()).
 			SetLeader("t", 0, broker.BrokerID()),
-		"FetchRequest": sarama.NewMockWrapper(res),
+		"FetchRequest": sarama.NewMockSequence(empty, after),
 	})
 	cg := mockFetchGroup(t, broker)
 	busy := newRoundFetcher(cg)
@@ -45,23 +46,21 @@ func TestBatchFeedEndsBelowAnEmptyBatch(t *testing.T) {
 		return fetchFrom(ctx, isBusy, offset, size)
 	}
 	feed := newBatchFeed(context.Background(), fetch, nil, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
+	defer feed.stop()
 	select {
 	case r := <-feed.batches:
-		if !errors.Is(r.err, errNoRecordsBelowMark) || len(r.msgs) != 0 {
-			t.Fatalf("the feed passed on %d messages and error %v, want none and %v", len(r.msgs), r.err, errNoRecordsBelowMark)
+		if r.err != nil || len(r.msgs) != 1 || r.msgs[0].Offset != 3 {
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("the feed passed on %d messages and error %v (fetched offsets %v), want the message at 3, after the empty batch",
+				len(r.msgs), r.err, offsets)
 		}
 	case <-time.After(5 * time.Second):
-		feed.stop()
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("the feed fetched offset 0 %d times in 5 s and passed nothing on", len(offsets))
-	}
-	if err := feed.stop(); !errors.Is(err, errNoRecordsBelowMark) {
-		t.Fatalf("feed ended with %v, want %v", err, errNoRecordsBelowMark)
+		t.Fatal("the feed passed nothing on in 5 s")
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(offsets) != 1 || offsets[0] != 0 {
-		t.Fatalf("fetched offsets %v, want one fetch at 0", offsets)
+	if len(offsets) < 2 || offsets[0] != 0 || offsets[1] != 3 {
+		t.Fatalf("fetched offsets %v, want 0, then 3 (past the empty batch), then on", offsets)
 	}
 }

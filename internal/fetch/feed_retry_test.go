@@ -120,7 +120,7 @@ func TestRetriableFeedError(t *testing.T) {
 // movingLeaderFetch is a mock broker's fetch response holding one record
 // batch per offset in [from, to) of t/0, with a high-water mark of to.
 func movingLeaderFetch(from, to int64) *sarama.FetchResponse {
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	for o := from; o < to; o++ {
 		res.AddRecordBatch("t", 0, nil, sarama.StringEncoder(fmt.Sprint(o)), o, 0, false)
 	}
@@ -139,11 +139,21 @@ func leaderMetadata(t *testing.T, leader *sarama.MockBroker, brokers ...*sarama.
 }
 
 // The leader of a fed partition moves from broker 1 to broker 2 mid-stream:
-// broker 1 answers NotLeaderForPartition, and the feed refreshes the
-// metadata and continues on broker 2 at the offset after the last batch it
-// passed on: no error reaches the worker (which would fall back to
-// sarama's partition consumer), no offset is skipped or passed on twice.
+// broker 1 answers NotLeaderForPartition (or, to a fetch carrying the old
+// leader epoch, FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH), and the feed
+// refreshes the metadata and continues on broker 2 at the offset after the
+// last batch it passed on: no error reaches the worker (which would fall
+// back to sarama's partition consumer), no offset is skipped or passed on
+// twice.
 func TestBatchFeedFollowsMovedLeader(t *testing.T) {
+	for _, kerr := range []sarama.KError{sarama.ErrNotLeaderForPartition, sarama.ErrFencedLeaderEpoch, sarama.ErrUnknownLeaderEpoch} {
+		t.Run(fmt.Sprint(int16(kerr)), func(t *testing.T) { feedFollowsMovedLeader(t, kerr) })
+	}
+}
+
+// feedFollowsMovedLeader is TestBatchFeedFollowsMovedLeader with broker 1
+// answering kerr once the leader moved.
+func feedFollowsMovedLeader(t *testing.T, kerr sarama.KError) {
 	b1 := sarama.NewMockBroker(t, 1)
 	defer b1.Close()
 	b2 := sarama.NewMockBroker(t, 2)
@@ -188,8 +198,8 @@ func TestBatchFeedFollowsMovedLeader(t *testing.T) {
 		}
 	}
 	take(2)
-	notLeader := &sarama.FetchResponse{Version: 5}
-	notLeader.AddError("t", 0, sarama.ErrNotLeaderForPartition)
+	notLeader := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
+	notLeader.AddError("t", 0, kerr)
 	b1.SetHandlerByMap(map[string]sarama.MockResponse{
 		"MetadataRequest": leaderMetadata(t, b2, b1, b2),
 		"FetchRequest":    sarama.NewMockWrapper(notLeader),

@@ -18,10 +18,10 @@ import (
 func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
-	data := &sarama.FetchResponse{Version: 5}
+	data := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	data.AddRecord("t", 0, nil, sarama.StringEncoder("m"), 0)
 	data.GetBlock("t", 0).HighWaterMarkOffset = 1
-	throttled := &sarama.FetchResponse{Version: 5, ThrottleTime: 20 * time.Millisecond}
+	throttled := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0), ThrottleTime: 20 * time.Millisecond}
 	var fetches atomic.Int32
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{
 		"MetadataRequest": sarama.NewMockMetadataResponse(t).

@@ -54,7 +54,7 @@ func TestOwnConnHonoursUserDialOverride(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
 	advertised := deadAddr(t)
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	res.AddRecord("t", 0, nil, sarama.StringEncoder("m"), 0)
 	res.GetBlock("t", 0).HighWaterMarkOffset = 1
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

@@ -11,7 +11,7 @@ import (
 // mockFetchLeader makes broker the leader of t/0 and answers its fetches
 // with one record at offset 0 and a high-water mark of 1.
 func mockFetchLeader(t *testing.T, broker *sarama.MockBroker) {
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	res.AddRecord("t", 0, nil, sarama.StringEncoder("m"), 0)
 	res.GetBlock("t", 0).HighWaterMarkOffset = 1
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

@@ -18,7 +18,7 @@ func TestFetcherRoundFollowsLeaderAddress(t *testing.T) {
 	newAddr := sarama.NewMockBroker(t, 1)
 	defer newAddr.Close()
 	answer := func(b *sarama.MockBroker, value string) {
-		res := &sarama.FetchResponse{Version: 5}
+		res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 		res.AddRecordBatch("t", 0, nil, sarama.StringEncoder(value), 0, 0, false)
 		res.GetBlock("t", 0).HighWaterMarkOffset = 1
 		b.SetHandlerByMap(map[string]sarama.MockResponse{

@@ -24,7 +24,7 @@ import (
 func TestOwnConnReadsLargeResponseOnSlowLink(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	res.AddRecordBatch("t", 0, nil, sarama.ByteEncoder(bytes.Repeat([]byte("x"), 3<<20)), 0, 0, false)
 	res.GetBlock("t", 0).HighWaterMarkOffset = 1
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{

@@ -1,6 +1,10 @@
 package fetch
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/IBM/sarama"
+)
 
 // Starved partitions: a round's response byte limit can leave a partition
 // without records, which reads like a batch compacted empty; only a round
@@ -89,4 +93,25 @@ func takeStarved(starved []*fetchWant, maxBytes int32) (batch, rest []*fetchWant
 		batch = append(batch, w)
 	}
 	return batch, rest
+}
+
+// isolate queues every want of batch, a round to broker id whose response
+// sarama could not decode as a whole, to be fetched alone next: one
+// partition's answer (null records below Fetch v12, a corrupt batch) then
+// fails only that partition. f.mu is not held.
+func (f *roundFetcher) isolate(id int32, batch []*fetchWant) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range batch {
+		w.starved = starvedAlone // takeStarved sends it alone
+	}
+	f.starved[id] = append(batch, f.starved[id]...)
+}
+
+// undecodable reports whether err, a round's error, says the response was
+// read but sarama could not decode it: the request and the connection are
+// fine, some partition's answer is not.
+func undecodable(err error) bool {
+	var pde sarama.PacketDecodingError
+	return errors.As(err, &pde) || errors.Is(err, sarama.ErrInsufficientData)
 }

@@ -22,7 +22,7 @@ import (
 // when partition 0 holds an empty batch and partition 1 a batch larger
 // than its fetch size, and a round of partition 1 alone with its batch.
 func TestFetcherOversizedBatchBesideEmptyBatchFetchedAlone(t *testing.T) {
-	both := &sarama.FetchResponse{Version: 5}
+	both := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	both.AddRecordBatch("t", 0, nil, sarama.StringEncoder("compacted away"), 0, 0, false)
 	empty := both.GetBlock("t", 0).RecordsSet[0].RecordBatch
 	empty.Records = nil // the cleaner removed them all; the batch stays

@@ -13,7 +13,7 @@ import (
 // a high-water mark of 5 (starved by the response's byte limit, or an
 // empty record batch).
 func starvedResponse(fed, empty []int32) *sarama.FetchResponse {
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	for _, p := range fed {
 		res.AddRecordBatch("t", p, nil, sarama.StringEncoder("m"), 0, 0, false)
 		res.GetBlock("t", p).HighWaterMarkOffset = 5

@@ -42,6 +42,11 @@ type roundFetcher struct {
 	// one the round loop started with (the client replaces a broker whose
 	// address changed, and closes the old one).
 	leaders map[int32]*sarama.Broker
+	// checkedAt is, by broker id, when empty long polls last asked that
+	// broker for their partitions' leaders; checking whether that question
+	// still runs (see checkLeaders).
+	checkedAt map[int32]time.Time
+	checking  map[int32]bool
 }
 
 type fetchWant struct {
@@ -49,6 +54,7 @@ type fetchWant struct {
 	topic     string
 	partition int32
 	offset    int64
+	epoch     int32            // the leader's epoch in the client's metadata (-1: unknown)
 	size      int32            // the partition's fetch size in bytes
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
@@ -82,17 +88,16 @@ var errFetcherClosed = errors.New("fetcher closed")
 // fetch leaves it to sarama.
 var errPartialBatch = errors.New("record batch larger than the fetch size")
 
-// errNoRecordsBelowMark says a fetch answered no record at an offset below
-// the partition's high-water mark: record batches whose records were all
-// compacted away (sarama's decoder drops them, and with them where they
-// end). A direct fetch cannot step past it; sarama's partition consumer
-// can. A partition the response's byte limit starved reads the same way
-// and is fetched again instead (see answer).
+// errNoRecordsBelowMark says a fetch answered no record, and no batch to
+// step past (see emptyBatchesEnd), at an offset below the partition's
+// high-water mark. A partition the response's byte limit starved reads
+// this way and is fetched again (see answer); otherwise the partition is
+// left to sarama's partition consumer.
 var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker)}
+		leaders: make(map[int32]*sarama.Broker), checkedAt: make(map[int32]time.Time), checking: make(map[int32]bool)}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
@@ -145,11 +150,12 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 // partition.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
-	leader, err := f.env.client.Leader(topic, partition)
+	leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
 	if err != nil {
 		return fetchResult{err: err}
 	}
-	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, size: size, limit: limit, done: make(chan fetchResult, 1)}
+	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, epoch: epoch, size: size, limit: limit,
+		done: make(chan fetchResult, 1)}
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
@@ -199,9 +205,11 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // run sends the queued wants of broker id, one request per round, until
 // none are left (see nextRound), each to the broker last named leader under
 // id. A round that finds an own connection closed is sent once more over a
-// new one; a round that fails otherwise, or again, drops its connection,
-// and its wants get the error. See docs/batch-feed.md, "Broken
-// connections".
+// new one; a round whose response sarama cannot decode has each of its
+// wants fetched alone (see isolate); a round that fails otherwise, or
+// again, drops its connection, and its wants get the error. See
+// docs/batch-feed.md, "Broken connections" and "Errors stay per
+// partition".
 func (f *roundFetcher) run(id int32) {
 	for {
 		f.mu.Lock()
@@ -221,10 +229,16 @@ func (f *roundFetcher) run(id int32) {
 			f.mu.Unlock()
 			resp, err = f.send(conn, batch)
 		}
+		if len(batch) > 1 && undecodable(err) {
+			f.isolate(id, batch) // the connection is fine: the whole answer was read
+			continue
+		}
 		if err != nil && conn != nil {
 			f.dropConn(id, conn)
 		}
-		f.deliver(id, batch, resp, err)
+		if empty := f.deliver(id, batch, resp, err); f.longPoll && len(empty) > 0 {
+			f.checkLeaders(id, conn, empty)
+		}
 	}
 }
 
@@ -258,18 +272,13 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 		return nil, errFetcherClosed
 	}
 	conf := f.env.config.Config
-	req := &sarama.FetchRequest{
-		Version:   5, // record batches, isolation level, log start offset
-		MinBytes:  1,
-		MaxBytes:  conf.Consumer.Fetch.MaxBytes,
-		Isolation: sarama.ReadUncommitted,
-	}
+	req := newFetchRequest(conf)
 	if f.longPoll {
 		req.MinBytes = conf.Consumer.Fetch.Min
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
 	}
 	for _, w := range batch {
-		req.AddBlock(w.topic, w.partition, w.offset, w.size, -1)
+		req.AddBlock(w.topic, w.partition, w.offset, w.size, w.epoch)
 	}
 	f.env.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
@@ -279,13 +288,14 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 
 // deliver answers every want of batch, a round to broker id, with its
 // share of resp, or with err, but for those the response's byte limit
-// starved (see answer).
-func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) {
+// starved (see answer). It returns the wants answered nothing, no error
+// either (see checkLeaders).
+func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) (empty []*fetchWant) {
 	if err != nil {
 		for _, w := range batch {
 			w.done <- fetchResult{err: err}
 		}
-		return
+		return nil
 	}
 	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
 		// Over a client quota the broker answers at once, with no
@@ -294,13 +304,17 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 		for _, w := range batch {
 			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
 		}
-		return
+		return nil
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {
 		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
+		if r := results[i]; r.err == nil && len(r.msgs) == 0 && r.next == w.offset {
+			empty = append(empty, w)
+		}
 	}
 	f.answer(id, batch, results)
+	return empty
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at
@@ -371,6 +385,11 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 		}
 	}
 	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
+		// Batches compacted empty: step past them, never past the mark
+		// (sarama's partition consumer checks the same).
+		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
+			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
+		}
 		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
 	}
 	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
