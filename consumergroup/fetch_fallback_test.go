@@ -19,7 +19,7 @@ import (
 func TestFetchFallbackOnErrors(t *testing.T) {
 	broker := sarama.NewMockBroker(t, 1)
 	defer broker.Close()
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: 12} // what the feed asks for at V2_8_0_0
 	res.AddError("t", 0, sarama.ErrTopicAuthorizationFailed)
 	broker.SetHandlerByMap(map[string]sarama.MockResponse{
 		"MetadataRequest": sarama.NewMockMetadataResponse(t).
