@@ -38,7 +38,7 @@ func (c *countingInterceptor) counts() map[int64]int {
 func interceptEngine(t *testing.T, ic sarama.ConsumerInterceptor) *fetch.Engine {
 	broker := sarama.NewMockBroker(t, 1)
 	t.Cleanup(broker.Close)
-	res := &sarama.FetchResponse{Version: 5}
+	res := &sarama.FetchResponse{Version: 12} // what the feed asks for at V2_8_0_0
 	for o := int64(0); o < 3; o++ {
 		res.AddRecord("t", 0, nil, sarama.StringEncoder("m"), o)
 	}
