@@ -42,11 +42,6 @@ type roundFetcher struct {
 	// one the round loop started with (the client replaces a broker whose
 	// address changed, and closes the old one).
 	leaders map[int32]*sarama.Broker
-	// checkedAt is, by broker id, when empty long polls last asked that
-	// broker for their partitions' leaders; checking whether that question
-	// still runs (see checkLeaders).
-	checkedAt map[int32]time.Time
-	checking  map[int32]bool
 }
 
 type fetchWant struct {
@@ -97,7 +92,7 @@ var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker), checkedAt: make(map[int32]time.Time), checking: make(map[int32]bool)}
+		leaders: make(map[int32]*sarama.Broker)}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
@@ -236,9 +231,7 @@ func (f *roundFetcher) run(id int32) {
 		if err != nil && conn != nil {
 			f.dropConn(id, conn)
 		}
-		if empty := f.deliver(id, batch, resp, err); f.longPoll && len(empty) > 0 {
-			f.checkLeaders(id, conn, empty)
-		}
+		f.deliver(id, batch, resp, err)
 	}
 }
 
@@ -289,7 +282,7 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 // deliver answers every want of batch, a round to broker id, with its
 // share of resp, or with err, but for those the response's byte limit
 // starved (see answer). It returns the wants answered nothing, no error
-// either (see checkLeaders).
+// either.
 func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) (empty []*fetchWant) {
 	if err != nil {
 		for _, w := range batch {
