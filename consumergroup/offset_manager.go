@@ -12,6 +12,11 @@ import (
 type OffsetManager interface {
 	// InitializePartition starts tracking a partition and returns its stored
 	// next offset (-1 if none).
+	//
+	// Deprecated: a partition started this way is committed unfenced, so
+	// an instance that lost it can still move its offset. Let the group
+	// claim its partitions (JoinConsumerGroup, NewConsumerGroup): their
+	// commits are fenced by the claim's epoch.
 	InitializePartition(topic string, partition int32) (int64, error)
 
 	// MarkAsProcessed marks offset of the partition as processed; it returns

@@ -17,6 +17,11 @@ import (
 // fenced: it overwrites whatever is stored. Group members that hold a
 // claim should use ConsumergroupInstance.CommitOffsetFenced. A negative
 // offset is refused.
+//
+// Deprecated: an unfenced write lets an instance that lost its claim move
+// the offset back under the new owner. Commit through a claim with
+// ConsumergroupInstance.CommitOffsetFenced, or change a group's offsets
+// with cmd/zkgroup-offsets, which fences its writes.
 func (cg *Consumergroup) CommitOffset(topic string, partition int32, offset int64) error {
 	if err := cg.check(); err != nil {
 		return err

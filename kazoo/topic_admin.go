@@ -46,6 +46,10 @@ const MaxCreatePartitions = 100_000
 // ErrInvalidPartitionCount (also above MaxCreatePartitions),
 // ErrInvalidReplicationFactor (more replicas than live brokers), and
 // ErrTopicExists, also when the topic is still marked for deletion.
+//
+// Deprecated: writing a topic into ZooKeeper bypasses the controller's
+// checks and does nothing on a KRaft cluster. Create topics through Kafka:
+// sarama's ClusterAdmin.CreateTopic.
 func (kz *Kazoo) CreateTopic(name string, partitionCount int, replicationFactor int, topicConfig map[string]string) error {
 	if err := ValidateTopicName(name); err != nil {
 		return err
