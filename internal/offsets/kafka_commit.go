@@ -86,7 +86,7 @@ func (s *kafkaStore) sendKafkaCommit(tp TopicPartition, next int64, deadline tim
 	if err := ready(); err != nil {
 		return err
 	}
-	_, err := untilClosing(s.env.deps.Closing, func() (struct{}, error) {
+	_, err := UntilClosing(s.env.deps.Closing, func() (struct{}, error) {
 		return struct{}{}, store.Commit(tp.Topic, tp.Partition, next)
 	})
 	if errors.Is(err, ErrGroupClosing) {

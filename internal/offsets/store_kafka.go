@@ -24,7 +24,7 @@ type kafkaStore struct {
 // ErrGroupClosing.
 func (s *kafkaStore) Read(tp TopicPartition) (Stored, error) {
 	st := nothingStored
-	next, err := untilClosing(s.env.deps.Closing, func() (int64, error) {
+	next, err := UntilClosing(s.env.deps.Closing, func() (int64, error) {
 		return s.env.deps.Kafka.Fetch(tp.Topic, tp.Partition)
 	})
 	if err != nil {

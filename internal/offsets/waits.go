@@ -2,10 +2,11 @@ package offsets
 
 import "time"
 
-// untilClosing runs call, which takes no context, and returns its result,
-// or ErrGroupClosing as soon as closing is closed (nil: never); the call
-// goes on in its goroutine.
-func untilClosing[T any](closing <-chan struct{}, call func() (T, error)) (T, error) {
+// UntilClosing runs call, which takes no context (sarama asks for
+// offsets without one), and returns its result, or ErrGroupClosing as
+// soon as closing is closed (nil: never), so Close keeps its bound; an
+// abandoned call goes on in its goroutine, its result dropped.
+func UntilClosing[T any](closing <-chan struct{}, call func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error

@@ -77,7 +77,7 @@ func (w *Worker) wait(d time.Duration) bool {
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.
 func (w *Worker) resolveInitial() (int64, error) {
-	return untilClosing(w.deps.Stopping, func() (int64, error) {
+	return offsets.UntilClosing(w.deps.Stopping, func() (int64, error) {
 		return w.deps.InitialOffset(w.tp.Topic, w.tp.Partition)
 	})
 }

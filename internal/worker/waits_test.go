@@ -15,7 +15,7 @@ func TestUntilClosingAbandonsAtClose(t *testing.T) {
 	release := make(chan struct{})
 	res := make(chan error, 1)
 	go func() {
-		_, err := untilClosing(stopping, func() (int, error) { <-release; return 7, nil })
+		_, err := offsets.UntilClosing(stopping, func() (int, error) { <-release; return 7, nil })
 		res <- err
 	}()
 	select {
@@ -35,7 +35,7 @@ func TestUntilClosingAbandonsAtClose(t *testing.T) {
 	close(release) // the abandoned call ends in its goroutine
 
 	// A call that ends first returns its result, whatever Close does later.
-	v, err := untilClosing(make(chan struct{}), func() (int, error) { return 3, nil })
+	v, err := offsets.UntilClosing(make(chan struct{}), func() (int, error) { return 3, nil })
 	if v != 3 || err != nil {
 		t.Errorf("untilClosing = %d, %v; want 3, nil", v, err)
 	}
