@@ -146,3 +146,11 @@ func (cg *ConsumerGroup) met() *groupMetrics {
 	}
 	return cg.metrics
 }
+
+// met returns the group's metrics.
+func (g *HandlerGroup) met() *groupMetrics {
+	if g.metrics == nil {
+		return discardMetrics
+	}
+	return g.metrics
+}

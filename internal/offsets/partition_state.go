@@ -70,7 +70,7 @@ func (o *Partition) noteCommit(writesBefore uint64, err error) {
 // Lag returns the partition's lag: its high-water mark minus its
 // committed offset, or -1 when either is unknown.
 func (o *Partition) Lag() int64 {
-	committed := o.Tracker.LastCommitted()
+	committed := o.Tracker.CommittedOffset()
 	if committed < 0 {
 		return -1
 	}

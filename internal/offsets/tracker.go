@@ -149,13 +149,6 @@ func (t *Tracker) Committed(next int64) {
 	}
 }
 
-// LastCommitted returns the next offset last stored (negative: none).
-func (t *Tracker) LastCommitted() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.committed
-}
-
 // Writes counts the stores' writes Committed recorded.
 func (t *Tracker) Writes() uint64 { return t.writes.Load() }
 
