@@ -273,7 +273,7 @@ type Config struct {
 		// mark minus its committed offset. So a consumer that is stuck, and
 		// commits nothing, shows a growing lag. Nothing is sent while no
 		// partition is owned, and no metadata request is added (the
-		// leaders are the client's, which the fetches keep current).
+		// leaders are those the client has cached for the fetches).
 		// Commits update the gauges too. 0 disables the refresh: the
 		// gauges then move only at commits. Default 10 s. Must be 0 or
 		// >= 100 ms.

@@ -83,3 +83,54 @@ func (h *stuckHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Cons
 	<-s.Context().Done()
 	return nil
 }
+
+// TestIntegrationLagRefreshRequestRate counts the ListOffsets requests
+// (API key 2) of the lag refresh: one per leader per interval, however
+// many partitions a member owns there (the stack has one broker), and
+// none from a member that owns nothing. Two members share a topic of 4
+// partitions; a third waits for a topic that does not exist.
+func TestIntegrationLagRefreshRequestRate(t *testing.T) {
+	testenv.Integration(t)
+	const interval = 500 * time.Millisecond
+	const window = 5 * time.Second
+	type member struct {
+		cg    *consumergroup.ConsumerGroup
+		meter metrics.Meter
+	}
+	var members []member
+	start := func(group, topic string) {
+		cfg := testConfig()
+		cfg.Metrics.LagInterval = interval
+		cfg.Assignment.Strategy = consumergroup.StrategyRangeByID
+		cfg.MetricRegistry = metrics.NewRegistry()
+		cg := join(t, group, []string{topic}, cfg)
+		done := consume(t, len(members), cg, newLedger())
+		t.Cleanup(func() { closeGroup(t, cg); <-done })
+		members = append(members, member{cg, metrics.GetOrRegisterMeter("protocol-requests-rate-2", cfg.MetricRegistry)})
+	}
+	owned := func(i int) int { return len(members[i].cg.State().Partitions) }
+	four := newTopic(t, 4)
+	produce(t, four, 40)
+	busy := testenv.UniqueName("lag-rate-g")
+	start(busy, four)
+	start(busy, four)
+	start(testenv.UniqueName("lag-idle-g"), testenv.UniqueName("missing"))
+	waitFor(t, 30*time.Second, "2 claims each in the busy group", func() bool { return owned(0) == 2 && owned(1) == 2 })
+	time.Sleep(time.Second) // past the claims' own ListOffsets (their start offsets)
+	before := make([]int64, len(members))
+	for i, m := range members {
+		before[i] = m.meter.Count()
+	}
+	time.Sleep(window)
+	for i, m := range members {
+		n, parts := m.meter.Count()-before[i], owned(i)
+		t.Logf("member %d: %d ListOffsets requests in %v for %d partitions, every %v", i, n, window, parts, interval)
+		want := int64(window / interval)
+		if parts == 0 {
+			want = 0
+		}
+		if n < want-2 || n > want+1 {
+			t.Errorf("member %d (%d partitions): %d ListOffsets requests in %v, want %d (one per interval for its one leader, none without partitions)", i, parts, n, window, want)
+		}
+	}
+}
