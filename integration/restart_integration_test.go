@@ -132,7 +132,7 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 	// go on fetching once the broker is back; a fallback to sarama's
 	// partition consumer (zkgroup-feed-fallbacks) is correct too, only
 	// slower, so it is reported, not failed.
-	count := func(name string) int64 { return reg.Get(name).(metrics.Counter).Count() }
+	count := func(name string) int64 { return countOf(reg, name) }
 	t.Logf("broker kill -9 and restart: 3000 messages, lost %d, duplicates %d, regressions %d; feed retries %d, fallbacks %d",
 		l.missing(topic, counts), l.duplicates(), len(rep.violations[invBackwards]), count("zkgroup-feed-retries"), count("zkgroup-feed-fallbacks"))
 }

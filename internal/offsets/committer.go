@@ -146,7 +146,10 @@ func (c *Committer) Commit(o *Partition) error {
 	if !ok || o.seeking.Load() || o.lost.Load() {
 		return nil
 	}
-	return c.store.Commit(o, next, dirty)
+	writes := o.Tracker.Writes()
+	err := c.store.Commit(o, next, dirty)
+	o.noteCommit(writes, err)
+	return err
 }
 
 // RewindAsReset stores next, below the stored offset, the way a reset does

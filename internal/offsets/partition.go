@@ -66,6 +66,7 @@ type Partition struct {
 	recalls atomic.Uint64
 	lost    atomic.Bool // the epoch moved: never commit again
 	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
+	watch   partitionWatch
 }
 
 // Offer records that offset is about to be handed to the application: from
@@ -199,10 +200,7 @@ func (o *Partition) markLost() {
 // lag returns the partition's lag behind next, or -1 when its high-water
 // mark is unknown.
 func (o *Partition) lag(next int64) int64 {
-	if o.owner == nil {
-		return -1
-	}
-	if hwm := o.owner.HighWaterMark(); hwm > 0 {
+	if hwm := o.HighWaterMark(); hwm > 0 {
 		return max(hwm-next, 0)
 	}
 	return -1
