@@ -17,12 +17,12 @@ import (
 // connections over and over, which trips go-zookeeper's known data race on
 // reconnect (an unsynchronised read of the last zxid) under the race
 // detector. So they run only with ZKGROUP_FAULTS=1, in a step of their own,
-// without -race (see README's test command).
+// without -race (the faults phase of .ci/tests; docs/testing.md).
 func faultTest(t *testing.T) {
 	t.Helper()
 	testenv.Integration(t)
 	if os.Getenv("ZKGROUP_FAULTS") == "" {
-		t.Skip("a fault test: runs with ZKGROUP_FAULTS=1, alone, without -race (README's test command does)")
+		t.Skip("a fault test: runs with ZKGROUP_FAULTS=1, alone, without -race (the faults phase of .ci/tests does)")
 	}
 }
 
