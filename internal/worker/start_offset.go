@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/zkgroup/kafka/internal/offsets"
 )
 
@@ -40,21 +42,18 @@ import (
 // startReportAfter.
 func (w *Worker) startAtInitial(owned *offsets.Partition) (start int64, ok bool) {
 	first := time.Now()
-	wait := w.cfg.InitialInterval
-	for {
-		start, err := w.resolveInitial()
-		if err == nil {
-			owned.RestartUncommitted(start)
-			return start, w.commitStart(owned)
-		}
-		if time.Since(first) >= startReportAfter {
-			w.report(fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cfg.Initial), err))
-		}
-		if !w.wait(wait) {
-			return 0, false
-		}
-		wait = min(2*wait, w.cfg.RetryCooldown)
+	start, err := backoff.RetryNotifyWithData(w.resolveInitial,
+		backoff.WithContext(w.retryBackOff(w.cfg.RetryCooldown), w.ctx),
+		func(err error, _ time.Duration) {
+			if time.Since(first) >= startReportAfter {
+				w.report(fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cfg.Initial), err))
+			}
+		})
+	if err != nil {
+		return 0, false // the worker's context ended: every error is retried
 	}
+	owned.RestartUncommitted(start)
+	return start, w.commitStart(owned)
 }
 
 // startReportAfter is how long resolving a start offset may fail before the
