@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -56,7 +57,14 @@ func (w *Worker) readOffset() (offsets.Stored, error) {
 // cooldown waits Claim.RetryCooldown before a retry. It returns false,
 // early, when the worker's context ends (stop, abandon, loss, expiry).
 func (w *Worker) cooldown() bool {
-	return w.wait(w.cfg.RetryCooldown)
+	t := time.NewTimer(w.cfg.RetryCooldown)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until

@@ -60,19 +60,6 @@ func (w *Worker) startAtInitial(owned *offsets.Partition) (start int64, ok bool)
 // failures are reported: longer than a new topic takes to get its leaders.
 const startReportAfter = 2 * time.Second
 
-// wait waits d before a retry. It returns false, early, when the worker's
-// context ends (stop, abandon, loss, expiry).
-func (w *Worker) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
-
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.
 func (w *Worker) resolveInitial() (int64, error) {
@@ -89,25 +76,26 @@ func (w *Worker) resolveInitial() (int64, error) {
 // delivery. It returns false when the worker's context ended first (stop,
 // abandon, loss, expiry).
 func (w *Worker) commitStart(owned *offsets.Partition) bool {
-	wait := w.cfg.InitialInterval
-	for {
+	stored, err := backoff.RetryWithData(func() (bool, error) {
 		err := w.deps.Offsets.Commit(owned)
 		var conflict *offsets.ConflictError
 		switch {
 		case owned.Lost():
-			return false // the loss event ends the worker
+			return false, nil // the loss event ends the worker
 		case errors.As(err, &conflict) || owned.Seeking():
-			return true // commit reported it; the seek is taken first
+			return true, nil // commit reported it; the seek is taken first
 		case err != nil:
 			w.deps.Report(err)
-		default:
-			if _, dirty, ok := owned.PendingOutsideRecall(); ok && !dirty {
-				return true
-			}
+			return false, err
 		}
-		if !w.wait(wait) {
-			return false
+		if _, dirty, ok := owned.PendingOutsideRecall(); !ok || dirty {
+			return false, errStartPending
 		}
-		wait = min(2*wait, w.cfg.RetryCooldown)
-	}
+		return true, nil
+	}, backoff.WithContext(w.retryBackOff(w.cfg.RetryCooldown), w.ctx))
+	return err == nil && stored
 }
+
+// errStartPending: a commit of the start returned without storing it (a
+// recall ran meanwhile, or the store had nothing to write): try again.
+var errStartPending = errors.New("the start offset is not stored yet")
