@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
@@ -37,26 +39,34 @@ func (w *Worker) consumePartition() Event {
 // or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
 func (w *Worker) readOffset() (offsets.Stored, error) {
-	for {
+	stored, err := backoff.RetryWithData(func() (offsets.Stored, error) {
 		stored, err := w.deps.Offsets.Store().Read(offsets.TopicPartition(w.tp))
-		if err == nil {
-			return stored, nil
-		}
-		if errors.Is(err, offsets.ErrGroupClosing) {
+		switch {
+		case err == nil:
+		case errors.Is(err, offsets.ErrGroupClosing):
 			w.log.Debug("closing: stopped waiting for the committed offset", "err", err)
-		} else {
+		default:
 			w.report(fmt.Errorf("read committed offset: %w", err))
 		}
-		if !w.cooldown() {
-			return stored, w.ctx.Err()
-		}
+		return stored, err
+	}, backoff.WithContext(backoff.NewConstantBackOff(w.cfg.RetryCooldown), w.ctx))
+	if err != nil {
+		return stored, w.ctx.Err() // every error is retried until the context ends
 	}
+	return stored, nil
 }
 
 // cooldown waits Claim.RetryCooldown before a retry. It returns false,
 // early, when the worker's context ends (stop, abandon, loss, expiry).
 func (w *Worker) cooldown() bool {
-	return w.wait(w.cfg.RetryCooldown)
+	t := time.NewTimer(w.cfg.RetryCooldown)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
