@@ -17,22 +17,21 @@ func SCRAMSHA256() sarama.SCRAMClient { return &XDGSCRAMClient{hash: sha256.New}
 // Net.SASL.SCRAMClientGeneratorFunc.
 func SCRAMSHA512() sarama.SCRAMClient { return &XDGSCRAMClient{hash: sha512.New} }
 
-// XDGSCRAMClient is sarama's SCRAMClient on github.com/xdg-go/scram, as
-// sarama's own examples build it: one conversation per connection, with
-// the user name and password prepared by SASLprep (RFC 4013) as RFC 5802
-// asks. Kafka's broker hashes the password's UTF-8 bytes as given, so the
-// two agree for every password SASLprep leaves unchanged (printable ASCII
-// among them).
+// XDGSCRAMClient is sarama's SCRAMClient on github.com/xdg-go/scram: one
+// conversation per connection. The password is used as Kafka's own client
+// and broker use it, its UTF-8 bytes as given: Kafka hashes credentials
+// without SASLprep (RFC 4013), so a client that prepared the password
+// would fail to log in with any password SASLprep changes (a no-break
+// space, say) that kafka-configs stored as typed. See docs/security.md.
 type XDGSCRAMClient struct {
 	hash  scram.HashGeneratorFcn
 	nonce scram.NonceGeneratorFcn // nil: xdg-go's random nonce; tests fix it
 	conv  *scram.ClientConversation
 }
 
-// Begin starts a conversation for this user; it fails if SASLprep
-// rejects the user name or the password.
+// Begin starts a conversation for this user.
 func (c *XDGSCRAMClient) Begin(userName, password, authzID string) error {
-	client, err := c.hash.NewClient(userName, password, authzID)
+	client, err := c.hash.NewClientUnprepped(userName, password, authzID)
 	if err != nil {
 		return fmt.Errorf("scram: %w", err)
 	}
