@@ -143,8 +143,11 @@ type FetchRetriesExhaustedError = fetch.RetriesExhaustedError
 // at LogEnd, where the new leader's messages follow; marks of the messages
 // that are gone are not committed past it, and where LogEnd is below the
 // committed offset it is stored as a reset (ZooKeeper offsets: the claim
-// ends and is taken again). It unwraps to sarama.ErrOffsetOutOfRange.
-// See docs/batch-feed.md, "Out of range mid-stream".
+// ends and is taken again). LogEnd is the log's end when the truncation
+// was found: messages the new leader took before then, below it, are not
+// read (sarama sends no OffsetForLeaderEpoch to find where the logs
+// diverged). It unwraps to sarama.ErrOffsetOutOfRange. See
+// docs/batch-feed.md, "Out of range mid-stream".
 type TruncationError = fetch.TruncationError
 
 // RetentionError reports, on Errors() inside a *PartitionError, a

@@ -58,8 +58,11 @@ func (e *RetriesExhaustedError) Unwrap() error { return e.Err }
 // the log; reading resumes at LogEnd, where the new leader's messages
 // follow, and no mark of the messages that are gone is committed past it.
 // Where LogEnd is below the committed offset, it is stored as a reset is
-// (ZooKeeper offsets: the claim ends and is taken again). It unwraps to
-// sarama.ErrOffsetOutOfRange. See docs/batch-feed.md, "Out of range
+// (ZooKeeper offsets: the claim ends and is taken again). LogEnd is the
+// log's end when the truncation was found, not where the logs diverged
+// (that needs OffsetForLeaderEpoch, which sarama does not send): messages
+// the new leader took before then, below LogEnd, are not read. It unwraps
+// to sarama.ErrOffsetOutOfRange. See docs/batch-feed.md, "Out of range
 // mid-stream".
 type TruncationError struct {
 	Topic     string
