@@ -79,7 +79,7 @@ func TestIntegrationBrokersUncleanElectionTruncation(t *testing.T) {
 	produceAcks(t, topic, sarama.WaitForAll, "in-sync", 10) // offsets 0-9 on both brokers
 	take(func() bool { return last >= 9 }, 30*time.Second)
 
-	testenv.Stack(t, "stop-broker", strconv.Itoa(follower)) // a controlled shutdown: out of the ISR at once
+	testenv.Stack(t, "stop-broker", strconv.Itoa(follower))       // a controlled shutdown: out of the ISR at once
 	produceAcks(t, topic, sarama.WaitForLocal, "leader-only", 20) // offsets 10-29 on the leader alone
 	take(func() bool { return last >= 29 }, 30*time.Second)
 	time.Sleep(500 * time.Millisecond) // the group commits 30 (Offsets.CommitInterval 100 ms)
