@@ -142,6 +142,21 @@ func (o *Partition) RestartUncommitted(offset int64) {
 	o.restartWith(func() int64 { o.Tracker.ResetUncommitted(offset); return offset })
 }
 
+// RestartUncommittedUnlessRewind is RestartUncommitted(offset), unless the
+// committed offset is above offset: a lower offset is stored only as a
+// reset is (Store.RewindAsReset), and it reports false. The check and the
+// move hold the commit lock, so no commit of a higher offset (a mark of a
+// message delivered before) goes in between.
+func (o *Partition) RestartUncommittedUnlessRewind(offset int64) bool {
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	if o.Tracker.CommittedOffset() > offset {
+		return false
+	}
+	o.restartLocked(func() int64 { o.Tracker.ResetUncommitted(offset); return offset })
+	return true
+}
+
 // restartWith moves the partition's position with move, which resets the
 // tracker (a new generation) and returns the new position, and opens the
 // redelivery window from there to the highest offset offered so far. It
@@ -150,6 +165,11 @@ func (o *Partition) RestartUncommitted(offset int64) {
 func (o *Partition) restartWith(move func() int64) int64 {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
+	return o.restartLocked(move)
+}
+
+// restartLocked is restartWith with the commit lock held.
+func (o *Partition) restartLocked(move func() int64) int64 {
 	far := o.maxOffered.Load()
 	to := move()
 	o.redelivery.Restart(to, far)
