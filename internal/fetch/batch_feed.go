@@ -70,7 +70,7 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.err = f.retry.explain(next, r.err) // an offset out of range read through: lost, or a stale answer
+		r.err = f.retry.explain(ctx, next, r.err) // an offset out of range read through: lost, or a stale answer
 		if ctx.Err() != nil {
 			return
 		}

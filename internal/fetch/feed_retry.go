@@ -91,11 +91,11 @@ func (r *feedRetry) succeeded(position int64) {
 
 // explain returns what err, the answer to a fetch at position, means (see
 // readPositions.explain). A nil feedRetry explains nothing.
-func (r *feedRetry) explain(position int64, err error) error {
+func (r *feedRetry) explain(ctx context.Context, position int64, err error) error {
 	if r == nil || err == nil {
 		return err
 	}
-	return r.positions.explain(position, err)
+	return r.positions.explain(ctx, position, err)
 }
 
 // retriableFeedErrors are the broker's partition errors that a metadata

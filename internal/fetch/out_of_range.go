@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -62,9 +63,11 @@ var errStaleOutOfRange = errors.New("offset out of range, but within the log's r
 // through; then a *TruncationError (the log ends below position), a
 // *RetentionError (it starts above), errStaleOutOfRange wrapped with the
 // range (it holds position), or the error of looking the range up. It
-// asks the leader after a metadata refresh, and blocks for as long as
-// those requests take. A nil readPositions explains nothing.
-func (r *readPositions) explain(position int64, err error) error {
+// asks the leader after a metadata refresh. sarama's requests take no
+// context, so they run apart and explain returns ctx's error as soon as
+// ctx ends: a stop never waits for a broker that does not answer. A nil
+// readPositions explains nothing.
+func (r *readPositions) explain(ctx context.Context, position int64, err error) error {
 	if r == nil || !errors.Is(err, sarama.ErrOffsetOutOfRange) || position < 0 || position > r.reached.Load() {
 		return err
 	}
@@ -72,6 +75,19 @@ func (r *readPositions) explain(position int64, err error) error {
 	if !ok {
 		return err
 	}
+	answer := make(chan error, 1) // the lookup never blocks on it
+	go func() { answer <- r.lookUp(c, position) }()
+	select {
+	case explained := <-answer:
+		return explained
+	case <-ctx.Done():
+		return fmt.Errorf("offset %d out of range; stopped looking up the log's range: %w", position, ctx.Err())
+	}
+}
+
+// lookUp asks the partition's leader for its log's range and says where
+// position stands in it (see explain).
+func (r *readPositions) lookUp(c logRangeClient, position int64) error {
 	_ = r.client.RefreshMetadata(r.topic) // a leader gone: GetOffset refreshes again and says so
 	start, lerr := c.GetOffset(r.topic, r.partition, sarama.OffsetOldest)
 	if lerr != nil {

@@ -134,7 +134,7 @@ func (p *Partition) open(start int64) (sarama.PartitionConsumer, error) {
 			}
 			return pc, err
 		}
-		explained := p.positions.explain(start, err)
+		explained := p.positions.explain(p.ctx, start, err)
 		if explained == err && p.outOfRange != nil {
 			resolved, rerr := p.outOfRange(start, err)
 			if rerr != nil {
