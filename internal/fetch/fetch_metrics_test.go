@@ -28,11 +28,11 @@ func TestOwnConnectionCarriesLeaderID(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	conn := f.conns[3]
-	if conn == nil {
+	c := f.conns[3]
+	if c == nil {
 		t.Fatal("no own connection to broker 3")
 	}
-	if conn.ID() != 3 {
+	if conn := c.broker; conn.ID() != 3 {
 		t.Fatalf("own connection to broker 3 has id %d: sarama registers its per-broker metrics only under the broker's id", conn.ID())
 	}
 }

@@ -28,10 +28,13 @@ type roundFetcher struct {
 	// ownConns sends the rounds over connections of the fetcher's own, one
 	// per broker, instead of the client's (see fetcher_conns.go).
 	ownConns bool
-	conns    map[int32]*sarama.Broker // by broker id; with ownConns (see fetcher_conns.go)
-	dialer   *brokerconn.Dialer       // dials conns; with ownConns
-	closed   bool                     // closeConns was called: no new own connections
-	rounds   sync.WaitGroup           // the round loops running (see run)
+	conns    map[int32]*ownConn // by broker id; with ownConns (see fetcher_conns.go)
+	dialer   *brokerconn.Dialer // dials conns; with ownConns
+	// idleClose is how long an own connection stays open after its last
+	// round (ownConnIdleClose; shorter in tests).
+	idleClose time.Duration
+	closed    bool           // closeConns was called: no new rounds
+	rounds    sync.WaitGroup // the round loops running (see run)
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -92,19 +95,20 @@ var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker)}
+		leaders: make(map[int32]*sarama.Broker), idleClose: ownConnIdleClose}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
-// and, with Config.Batches, the batch feed's fetches answered at once; idle
-// the feed's long polls. Both go over connections of their own: a
-// partition read by sarama's partition consumer long-polls on the client's,
-// and would hold up a fetch queued behind it there.
+// and, with Config.Batches, the batch feed's fetches answered at once, over
+// one connection of its own per broker, closed once idle; idle sends the
+// feed's long polls over the client's connections, where sarama's partition
+// consumer long-polls too. A fetch answered at once never queues behind a
+// long poll. See docs/batch-feed.md, "Connections".
 func newFetchers(e *env) (busy, idle *roundFetcher) {
 	busy = newRoundFetcher(e)
 	busy.ownConns = true
 	idle = newRoundFetcher(e)
-	idle.longPoll, idle.ownConns = true, true
+	idle.longPoll = true
 	return busy, idle
 }
 
@@ -180,7 +184,7 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.ownConns && f.closed {
+	if f.closed {
 		w.done <- fetchResult{err: errFetcherClosed} // closeConns waits for no new round
 		return
 	}
@@ -224,11 +228,12 @@ func (f *roundFetcher) run(id int32) {
 			f.mu.Unlock()
 			resp, err = f.send(conn, batch)
 		}
+		f.releaseConn(id, conn)
 		if len(batch) > 1 && undecodable(err) {
 			f.isolate(id, batch) // the connection is fine: the whole answer was read
 			continue
 		}
-		if err != nil && conn != nil {
+		if err != nil && conn != nil && (f.ownConns || !undecodable(err)) {
 			f.dropConn(id, conn)
 		}
 		f.deliver(id, batch, resp, err)
