@@ -113,17 +113,13 @@ func ownBroker(leader *sarama.Broker) *sarama.Broker {
 	return md.Brokers[0]
 }
 
-// dropConn closes conn, the connection to broker id a round over it
-// failed on: a sarama Broker whose connection broke fails every later
-// request. The fetcher's own is forgotten too, and the next round opens a
-// new one; the client's is opened again by the client's next Leader (as
-// sarama's partition consumer closes it after a failed fetch). An own
-// connection already replaced or closed is left alone.
+// dropConn forgets conn, the fetcher's own connection to broker id, after
+// a round over it failed, and closes it: a sarama Broker whose connection
+// broke fails every later request, so keeping it would fail every later
+// round to that broker. The next round opens a new one. A connection that
+// is not (or no longer) the fetcher's own is left alone: the client's
+// (sarama opens it again), or one already replaced or closed.
 func (f *roundFetcher) dropConn(id int32, conn *sarama.Broker) {
-	if !f.ownConns {
-		_ = conn.Close()
-		return
-	}
 	f.mu.Lock()
 	c, ok := f.conns[id]
 	if !ok || c.broker != conn {

@@ -233,7 +233,7 @@ func (f *roundFetcher) run(id int32) {
 			f.isolate(id, batch) // the connection is fine: the whole answer was read
 			continue
 		}
-		if err != nil && conn != nil && (f.ownConns || !undecodable(err)) {
+		if err != nil && conn != nil {
 			f.dropConn(id, conn)
 		}
 		f.deliver(id, batch, resp, err)
