@@ -15,9 +15,9 @@ import (
 // TestIntegrationBrokersConnCount counts the TCP connections this process
 // holds to each broker while our group reads a topic spread over every
 // broker, and while sarama's group reads it: ours may hold one more per
-// broker than sarama's (the batch feed's own connection for fetches
-// answered at once; the long polls share the client's), not two. As first
-// built it held two more: a second own connection for the long polls. It
+// broker than sarama's (the batch feed's own connection, shared by its
+// long polls and its fetches answered at once), not two. As first built it
+// held two more: an own connection for each. It
 // runs on the default stack and on brokers-tests.sh's three brokers; the
 // bench's `throughput -conns` adds franz-go's group and the count after the
 // own connection's idle close (docs/batch-feed.md, "Connections").

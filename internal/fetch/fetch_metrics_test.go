@@ -21,14 +21,14 @@ func TestOwnConnectionCarriesLeaderID(t *testing.T) {
 	defer broker.Close()
 	mockFetchLeader(t, broker)
 	f := newRoundFetcher(mockFetchGroup(t, broker))
-	f.ownConns = true
+	f.own = newOwnConns(f.env)
 	defer f.closeConns()
 	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c := f.conns[3]
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	c := f.own.conns[3]
 	if c == nil {
 		t.Fatal("no own connection to broker 3")
 	}

@@ -37,9 +37,10 @@ func proxiedFetchGroup(t *testing.T, broker *sarama.MockBroker, proxy *relayProx
 }
 
 // The group opens at most one connection of its own per broker beside the
-// client's: busy fetches and long polls of partitions on two brokers dial
-// two. As first built, each fetcher had its own connection per broker
-// (four here), each with its own TLS and SASL handshake.
+// client's, shared by its fetchers: busy fetches and long polls of
+// partitions on two brokers dial two. As first built, each fetcher had its
+// own connection per broker (four here), each with its own TLS and SASL
+// handshake.
 func TestFetchersOpenOneOwnConnPerBroker(t *testing.T) {
 	b1 := sarama.NewMockBroker(t, 1)
 	defer b1.Close()
@@ -73,24 +74,24 @@ func TestOwnConnClosedWhenIdleAndReopened(t *testing.T) {
 	proxy := &relayProxy{}
 	defer proxy.closeAll()
 	busy, _ := newFetchers(proxiedFetchGroup(t, broker, proxy))
-	busy.idleClose = 20 * time.Millisecond
+	busy.own.idleClose = 20 * time.Millisecond
 	defer busy.closeConns()
 	ctx := context.Background()
 	if r := busy.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}
-	busy.mu.Lock()
-	conn := busy.conns[1].broker
-	busy.mu.Unlock()
+	busy.own.mu.Lock()
+	conn := busy.own.conns[1].broker
+	busy.own.mu.Unlock()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		busy.mu.Lock()
-		open := len(busy.conns)
-		busy.mu.Unlock()
+		busy.own.mu.Lock()
+		open := len(busy.own.conns)
+		busy.own.mu.Unlock()
 		if open == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the own connection is still open 10 s after its last round (idleClose %v)", busy.idleClose)
+			t.Fatalf("the own connection is still open 10 s after its last round (idleClose %v)", busy.own.idleClose)
 		}
 	}
 	if ok, _ := conn.Connected(); ok {
@@ -120,17 +121,17 @@ func TestOwnConnKeptWhileUsed(t *testing.T) {
 			t.Fatal(r.err)
 		}
 	}
-	busy.mu.Lock()
-	c := busy.conns[1]
-	busy.mu.Unlock()
-	busy.closeIdleConn(1, c, c.idleSince-1) // the first round's timer, firing late
-	busy.mu.Lock()
-	kept := busy.conns[1] == c
-	busy.mu.Unlock()
+	busy.own.mu.Lock()
+	c := busy.own.conns[1]
+	busy.own.mu.Unlock()
+	busy.own.closeIdle(1, c, c.released-1) // the first round's timer, firing late
+	busy.own.mu.Lock()
+	kept := busy.own.conns[1] == c
+	busy.own.mu.Unlock()
 	if !kept {
 		t.Fatal("the idle timer of a round before the last one closed the connection")
 	}
-	busy.closeIdleConn(1, c, c.idleSince) // the last round's
+	busy.own.closeIdle(1, c, c.released) // the last round's
 	if ok, _ := c.broker.Connected(); ok {
 		t.Fatal("the last round's idle timer left the connection open")
 	}
@@ -145,7 +146,7 @@ func TestCloseConnsBeforeIdleClose(t *testing.T) {
 	proxy := &relayProxy{}
 	defer proxy.closeAll()
 	busy, idle := newFetchers(proxiedFetchGroup(t, broker, proxy))
-	busy.idleClose = 50 * time.Millisecond
+	busy.own.idleClose = 50 * time.Millisecond
 	ctx := context.Background()
 	if r := busy.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
@@ -153,18 +154,51 @@ func TestCloseConnsBeforeIdleClose(t *testing.T) {
 	if r := idle.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}
-	busy.mu.Lock()
-	conn := busy.conns[1].broker
-	busy.mu.Unlock()
+	busy.own.mu.Lock()
+	conn := busy.own.conns[1].broker
+	busy.own.mu.Unlock()
 	busy.closeConns()
 	idle.closeConns()
 	if ok, _ := conn.Connected(); ok {
 		t.Fatal("the own connection is open after closeConns")
 	}
 	time.Sleep(100 * time.Millisecond) // past idleClose
-	busy.mu.Lock()
-	defer busy.mu.Unlock()
-	if len(busy.conns) != 0 || proxy.dialed() != 1 {
-		t.Fatalf("after closeConns: %d own connections kept, %d dialed (want 0 and 1)", len(busy.conns), proxy.dialed())
+	busy.own.mu.Lock()
+	defer busy.own.mu.Unlock()
+	if len(busy.own.conns) != 0 || proxy.dialed() != 1 {
+		t.Fatalf("after closeConns: %d own connections kept, %d dialed (want 0 and 1)", len(busy.own.conns), proxy.dialed())
 	}
+}
+
+// A round answered at once goes over the own connection unless a long
+// poll is in flight there, when it goes over the client's: Kafka answers a
+// connection's requests in order, and the long poll would hold it up for
+// up to Consumer.MaxWaitTime. A long poll always goes over the own one.
+func TestBusyRoundAvoidsLongPollInFlight(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	mockFetchLeader(t, broker)
+	cg := mockFetchGroup(t, broker)
+	leader, err := cg.client.Leader("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := newOwnConns(cg)
+	defer own.closeAll()
+	poll, isOwn := own.acquire(leader, true) // a long poll in flight
+	if !isOwn || poll == leader {
+		t.Fatal("a long poll did not go over the own connection")
+	}
+	if conn, isOwn := own.acquire(leader, false); isOwn || conn != leader {
+		t.Fatal("a round answered at once went over the own connection, behind the long poll in flight there")
+	}
+	if conn, isOwn := own.acquire(leader, true); !isOwn || conn != poll {
+		t.Fatal("a second long poll did not go over the same own connection")
+	}
+	own.release(1, poll, true)
+	own.release(1, poll, true)
+	if conn, isOwn := own.acquire(leader, false); !isOwn || conn != poll {
+		t.Fatal("with no long poll in flight, a round answered at once did not go over the own connection")
+	}
+	own.release(1, poll, false)
 }
