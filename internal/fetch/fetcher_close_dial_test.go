@@ -54,16 +54,16 @@ func TestCloseConnsCancelsADialInProgress(t *testing.T) {
 	cfg := &Config{Config: &fconf}
 	cfg.Batches = true
 	cg.config = cfg
-	busy, _ := newFetchers(cg) // the busy fetcher dials its own connections
+	_, idle := newFetchers(cg)
 	ctx, cancel := context.WithCancel(context.Background())
 	fetched := make(chan fetchResult, 1)
-	go func() { fetched <- busy.fetchSized(ctx, "t", 0, 0, math.MaxInt, 1<<20) }()
+	go func() { fetched <- idle.fetchSized(ctx, "t", 0, 0, math.MaxInt, 1<<20) }()
 	<-dialer.entered
 	cancel() // the feed stopped (the group is closing)
 	<-fetched
 	closed := make(chan struct{})
 	go func() {
-		busy.closeConns()
+		idle.closeConns()
 		close(closed)
 	}()
 	select {

@@ -32,8 +32,9 @@ import (
 //   - busy: the most seen while the group reads the topic (sampled every
 //     20 ms);
 //   - idle: 3 s after the last message, every partition long-polling;
-//   - idle after -conns-idle: that long after the last message (our
-//     own connections close after a minute without a busy fetch).
+//   - idle after -conns-idle: that long after the last message (franz-go
+//     closes connections idle for 20 s; our own connection closes after
+//     a minute without any fetch, which long polls do not leave).
 
 // connsReaders are the groups -conns compares, in the table's order.
 var connsReaders = map[string]func(ctx context.Context, st stack, group, topic string, seen *atomic.Int64) error{

@@ -65,7 +65,7 @@ func main() {
 	child := flag.String("child", "", "run this one reader in this process and print its result (used by the re-executed child)")
 	topic := flag.String("topic", "", "the topic (with -child)")
 	conns := flag.Bool("conns", false, "count each group's TCP connections per broker (ours, sarama's, franz-go's; busy, then idle) instead of timing the readers")
-	connsIdle := flag.Duration("conns-idle", 70*time.Second, "with -conns: the last count's time after the last message (our own connections close after a minute idle)")
+	connsIdle := flag.Duration("conns-idle", 70*time.Second, "with -conns: the last count's time after the last message")
 	producer := flag.String("producer", "sarama", "who writes the topic, sarama (5,000 messages per SendMessages) or franz (kgo, default batching): it decides the log's batch sizes")
 	flag.Parse()
 
