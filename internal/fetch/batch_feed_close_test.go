@@ -19,7 +19,7 @@ func TestOwnConnReleasedAtClose(t *testing.T) {
 	mockFetchLeader(t, broker)
 	cg := mockFetchGroup(t, broker)
 	f := newRoundFetcher(cg)
-	f.longPoll, f.ownConns = true, true
+	f.longPoll, f.own = true, newOwnConns(f.env)
 	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}

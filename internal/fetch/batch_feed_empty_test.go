@@ -33,7 +33,7 @@ func TestBatchFeedStepsOverAnEmptyBatch(t *testing.T) {
 	cg := mockFetchGroup(t, broker)
 	busy := newRoundFetcher(cg)
 	idle := newRoundFetcher(cg)
-	idle.longPoll, idle.ownConns = true, true
+	idle.longPoll, idle.own = true, newOwnConns(idle.env)
 	defer idle.closeConns()
 
 	var mu sync.Mutex

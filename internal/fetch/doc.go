@@ -12,9 +12,10 @@
 // the faster path. Every Source keeps the partition's high-water mark.
 //
 // The Engine holds what partitions share: two round fetchers that
-// coalesce fetches into one request per broker over connections of their
-// own (one answered at once, one long-polled), and a budget bounding the
-// bytes fetched ahead. Closing it shuts those connections at once.
+// coalesce fetches into one request per broker (one answered at once, one
+// long-polled) over one connection of their own per broker, closed after
+// a minute unused, and a budget bounding the bytes fetched ahead. Closing
+// it shuts those connections at once.
 //
 // What it keeps: a Source hands out every message from its start offset
 // in order, skipping nothing; an offset out of range is never skipped

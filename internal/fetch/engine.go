@@ -64,7 +64,8 @@ type env struct {
 }
 
 // Engine holds what the group's partitions share to fetch: the two round
-// fetchers, their connections, and the budget of bytes fetched ahead. The
+// fetchers, their shared connections, and the budget of bytes fetched
+// ahead. The
 // group creates one and closes it once every Source is closed.
 type Engine struct {
 	env    *env

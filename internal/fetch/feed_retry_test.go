@@ -172,7 +172,7 @@ func feedFollowsMovedLeader(t *testing.T, kerr sarama.KError) {
 	cg := mockFetchGroup(t, b1)
 	busy := newRoundFetcher(cg)
 	idle := newRoundFetcher(cg)
-	idle.longPoll, idle.ownConns = true, true
+	idle.longPoll, idle.own = true, newOwnConns(idle.env)
 	defer idle.closeConns()
 	fetch := feedFetch(busy, idle, "t", 0)
 	retry := newFeedRetry(cg.client, cg.config.Config, "t")

@@ -21,18 +21,18 @@ func TestOwnConnectionCarriesLeaderID(t *testing.T) {
 	defer broker.Close()
 	mockFetchLeader(t, broker)
 	f := newRoundFetcher(mockFetchGroup(t, broker))
-	f.ownConns = true
+	f.own = newOwnConns(f.env)
 	defer f.closeConns()
 	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	conn := f.conns[3]
-	if conn == nil {
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	c := f.own.conns[3]
+	if c == nil {
 		t.Fatal("no own connection to broker 3")
 	}
-	if conn.ID() != 3 {
+	if conn := c.broker; conn.ID() != 3 {
 		t.Fatalf("own connection to broker 3 has id %d: sarama registers its per-broker metrics only under the broker's id", conn.ID())
 	}
 }

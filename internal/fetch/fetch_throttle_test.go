@@ -32,7 +32,7 @@ func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	cg := mockFetchGroup(t, broker)
 	busy := newRoundFetcher(cg)
 	idle := newRoundFetcher(cg)
-	idle.longPoll, idle.ownConns = true, true
+	idle.longPoll, idle.own = true, newOwnConns(idle.env)
 	defer idle.closeConns()
 	fetchFrom := feedFetch(busy, idle, "t", 0)
 	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {

@@ -45,7 +45,7 @@ func TestFetcherReopensBrokenOwnConnection(t *testing.T) {
 	mockFetchLeader(t, broker)
 	cg := mockFetchGroup(t, broker)
 	f := newRoundFetcher(cg)
-	f.ownConns = true
+	f.own = newOwnConns(f.env)
 	defer f.closeConns()
 	ctx := context.Background()
 	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil || len(r.msgs) != 1 {
@@ -70,7 +70,7 @@ func TestFetcherOpensNoConnectionAfterClose(t *testing.T) {
 	defer broker.Close()
 	mockFetchLeader(t, broker)
 	f := newRoundFetcher(mockFetchGroup(t, broker))
-	f.ownConns = true
+	f.own = newOwnConns(f.env)
 	ctx := context.Background()
 	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err != nil {
 		t.Fatal(r.err)
@@ -79,9 +79,9 @@ func TestFetcherOpensNoConnectionAfterClose(t *testing.T) {
 	if r := f.fetchUpTo(ctx, "t", 0, 0, 10); r.err == nil {
 		t.Fatal("a fetch after closeConns succeeded")
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.conns) != 0 {
-		t.Fatalf("%d own connections open after closeConns", len(f.conns))
+	f.own.mu.Lock()
+	defer f.own.mu.Unlock()
+	if len(f.own.conns) != 0 {
+		t.Fatalf("%d own connections open after closeConns", len(f.own.conns))
 	}
 }

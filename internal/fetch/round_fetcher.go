@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
-
-	"github.com/zkgroup/kafka/internal/brokerconn"
 )
 
 // roundFetcher fetches partitions' record batches directly from their
@@ -25,13 +23,11 @@ type roundFetcher struct {
 	// bytes, up to Consumer.MaxWaitTime (the batch feed's follow-up
 	// fetches); otherwise the broker answers at once.
 	longPoll bool
-	// ownConns sends the rounds over connections of the fetcher's own, one
-	// per broker, instead of the client's (see fetcher_conns.go).
-	ownConns bool
-	conns    map[int32]*sarama.Broker // by broker id; with ownConns (see fetcher_conns.go)
-	dialer   *brokerconn.Dialer       // dials conns; with ownConns
-	closed   bool                     // closeConns was called: no new own connections
-	rounds   sync.WaitGroup           // the round loops running (see run)
+	// own sends the rounds over the group's own connections, one per
+	// broker (see fetcher_conns.go); nil: over the client's.
+	own    *ownConns
+	closed bool           // closeConns was called: no new rounds
+	rounds sync.WaitGroup // the round loops running (see run)
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -97,14 +93,17 @@ func newRoundFetcher(e *env) *roundFetcher {
 
 // newFetchers returns the group's two fetchers: busy reads first batches
 // and, with Config.Batches, the batch feed's fetches answered at once; idle
-// the feed's long polls. Both go over connections of their own: a
-// partition read by sarama's partition consumer long-polls on the client's,
-// and would hold up a fetch queued behind it there.
+// the feed's long polls. They share one connection of their own per
+// broker, apart from the client's, where a partition read by sarama's
+// partition consumer long-polls; a busy round goes over the client's only
+// while a long poll is in flight on the own one. See docs/batch-feed.md,
+// "Connections".
 func newFetchers(e *env) (busy, idle *roundFetcher) {
+	own := newOwnConns(e)
 	busy = newRoundFetcher(e)
-	busy.ownConns = true
+	busy.own = own
 	idle = newRoundFetcher(e)
-	idle.longPoll, idle.ownConns = true, true
+	idle.longPoll, idle.own = true, own
 	return busy, idle
 }
 
@@ -180,7 +179,7 @@ func applyInterceptors(interceptors []sarama.ConsumerInterceptor, msgs []*sarama
 func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.ownConns && f.closed {
+	if f.closed {
 		w.done <- fetchResult{err: errFetcherClosed} // closeConns waits for no new round
 		return
 	}
@@ -214,22 +213,24 @@ func (f *roundFetcher) run(id int32) {
 			f.mu.Unlock()
 			return
 		}
-		conn := f.connTo(f.leaders[id])
+		conn, own := f.connTo(f.leaders[id])
 		f.mu.Unlock()
 		resp, err := f.send(conn, batch)
-		if f.ownConns && conn != nil && connectionClosed(err) {
-			f.dropConn(id, conn)
+		if own && connectionClosed(err) {
+			f.releaseConn(id, conn, own)
+			f.dropConn(id, conn, own)
 			f.mu.Lock()
-			conn = f.connTo(f.leaders[id])
+			conn, own = f.connTo(f.leaders[id])
 			f.mu.Unlock()
 			resp, err = f.send(conn, batch)
 		}
+		f.releaseConn(id, conn, own)
 		if len(batch) > 1 && undecodable(err) {
 			f.isolate(id, batch) // the connection is fine: the whole answer was read
 			continue
 		}
-		if err != nil && conn != nil {
-			f.dropConn(id, conn)
+		if err != nil {
+			f.dropConn(id, conn, own)
 		}
 		f.deliver(id, batch, resp, err)
 	}

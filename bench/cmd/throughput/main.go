@@ -64,12 +64,18 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "longest a reader may take")
 	child := flag.String("child", "", "run this one reader in this process and print its result (used by the re-executed child)")
 	topic := flag.String("topic", "", "the topic (with -child)")
+	conns := flag.Bool("conns", false, "count each group's TCP connections per broker (ours, sarama's, franz-go's; busy, then idle) instead of timing the readers")
+	connsIdle := flag.Duration("conns-idle", 70*time.Second, "with -conns: the last count's time after the last message")
 	producer := flag.String("producer", "sarama", "who writes the topic, sarama (5,000 messages per SendMessages) or franz (kgo, default batching): it decides the log's batch sizes")
 	flag.Parse()
 
 	st := stack{zk: env("ZK_ADDR", "127.0.0.1:2181"), brokers: strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")}
 	if *child != "" {
-		if err := runChild(st, *child, *topic, *n, *timeout); err != nil {
+		runIt := func() error { return runChild(st, *child, *topic, *n, *timeout) }
+		if *conns {
+			runIt = func() error { return countConnsChild(st, *child, *topic, *n, *connsIdle, *timeout) }
+		}
+		if err := runIt(); err != nil {
 			fmt.Fprintf(os.Stderr, "throughput: reader %s: %v\n", *child, err)
 			os.Exit(1)
 		}
@@ -84,6 +90,16 @@ func main() {
 				os.Exit(2)
 			}
 		}
+	}
+	if *conns {
+		if *only == "" {
+			names = []string{"handler", "sarama-group", "franz-group"}
+		}
+		if err := runConns(st, *n, names, *producer, *connsIdle, *timeout); err != nil {
+			fmt.Fprintln(os.Stderr, "throughput:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(st, *n, *rounds, names, *producer, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)

@@ -59,12 +59,17 @@ func readHandler(ctx context.Context, st stack, group, topic string, n int) erro
 	return consumeAll(ctx, g, topic, n)
 }
 
-func readSaramaGroup(ctx context.Context, st stack, group, topic string, n int) error {
+// saramaGroupConfig is sarama's group's config.
+func saramaGroupConfig() *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	cfg.Consumer.MaxWaitTime = fetchWait
-	g, err := sarama.NewConsumerGroup(st.brokers, group, cfg)
+	return cfg
+}
+
+func readSaramaGroup(ctx context.Context, st stack, group, topic string, n int) error {
+	g, err := sarama.NewConsumerGroup(st.brokers, group, saramaGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -95,9 +100,10 @@ func consumeAll(ctx context.Context, g sarama.ConsumerGroup, topic string, n int
 
 // markingHandler marks every message and calls done once n were marked.
 type markingHandler struct {
-	n    int64 // set before Consume, read-only after
-	seen atomic.Int64
-	done func()
+	n       int64 // set before Consume, read-only after
+	seen    atomic.Int64
+	done    func()
+	counted *atomic.Int64 // counts every message too, when set (-conns)
 }
 
 func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
@@ -111,6 +117,9 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 				return nil
 			}
 			s.MarkMessage(m, "")
+			if h.counted != nil {
+				h.counted.Add(1)
+			}
 			if h.seen.Add(1) == h.n {
 				h.done()
 			}
@@ -178,15 +187,20 @@ func readSaramaOneReader(ctx context.Context, st stack, _, topic string, n int) 
 	return nil
 }
 
-func readFranzGroup(ctx context.Context, st stack, group, topic string, n int) error {
-	cl, err := kgo.NewClient(
+// franzGroupOpts are franz-go's group's options.
+func franzGroupOpts(st stack, group, topic string) []kgo.Opt {
+	return []kgo.Opt{
 		kgo.SeedBrokers(st.brokers...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitMarks(),
 		kgo.FetchMaxWait(fetchWait),
-	)
+	}
+}
+
+func readFranzGroup(ctx context.Context, st stack, group, topic string, n int) error {
+	cl, err := kgo.NewClient(franzGroupOpts(st, group, topic)...)
 	if err != nil {
 		return err
 	}
