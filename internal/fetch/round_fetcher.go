@@ -306,6 +306,7 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 			empty = append(empty, w)
 		}
 	}
+	detach(results)
 	f.answer(id, batch, results)
 	return empty
 }
