@@ -49,7 +49,15 @@ const (
 
 	// DefaultKafkaRefreshInterval is Kafka.RefreshInterval's default.
 	DefaultKafkaRefreshInterval = 10 * time.Second
+
+	// DefaultLagInterval is Metrics.LagInterval's default.
+	DefaultLagInterval = 10 * time.Second
 )
+
+// minLagInterval is the shortest Metrics.LagInterval Validate accepts
+// (other than 0): each refresh is a request to every leader of an owned
+// partition.
+const minLagInterval = 100 * time.Millisecond
 
 // minKafkaRefreshInterval is the shortest Kafka.RefreshInterval Validate
 // accepts: each refresh is a metadata request to a broker.
@@ -254,6 +262,24 @@ type Config struct {
 		Batches bool
 	}
 
+	// Metrics configures the group's metrics (docs/metrics.md), which it
+	// registers in the embedded config's MetricRegistry.
+	Metrics struct {
+		// LagInterval is how often the zkgroup-lag gauges (and State's
+		// high-water marks) are refreshed from the partitions' leaders:
+		// every interval the group asks each leader of an owned partition
+		// for the high-water marks of all of them in one ListOffsets
+		// request, and sets each owned partition's lag to its high-water
+		// mark minus its committed offset. So a consumer that is stuck, and
+		// commits nothing, shows a growing lag. Nothing is sent while no
+		// partition is owned, and no metadata request is added (the
+		// leaders are those the client has cached for the fetches).
+		// Commits update the gauges too. 0 disables the refresh: the
+		// gauges then move only at commits. Default 10 s. Must be 0 or
+		// >= 100 ms.
+		LagInterval time.Duration
+	}
+
 	// Logger receives the group's log records. Default nil: nothing is
 	// logged.
 	Logger *slog.Logger
@@ -279,6 +305,7 @@ func NewConfig() *Config {
 	c.Assignment.Strategy = DefaultAssignmentStrategy
 	c.Kafka.RefreshInterval = DefaultKafkaRefreshInterval
 	c.Fetch.Batches = true
+	c.Metrics.LagInterval = DefaultLagInterval
 	return c
 }
 
@@ -366,6 +393,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Kafka.RefreshInterval < minKafkaRefreshInterval {
 		bad("Kafka.RefreshInterval", "must be >= %s, got %s", minKafkaRefreshInterval, c.Kafka.RefreshInterval)
+	}
+	if li := c.Metrics.LagInterval; li != 0 && li < minLagInterval {
+		bad("Metrics.LagInterval", "must be 0 (no refresh) or >= %s, got %s", minLagInterval, li)
 	}
 
 	return errors.Join(errs...)

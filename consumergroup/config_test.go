@@ -57,6 +57,9 @@ func TestNewConfigDefaults(t *testing.T) {
 	if len(c.Kafka.Brokers) != 0 || c.Kafka.RefreshInterval != 10*time.Second {
 		t.Errorf("Kafka = %+v, want no brokers (metadata from ZooKeeper, as upstream) and a 10s refresh", c.Kafka)
 	}
+	if c.Metrics.LagInterval != 10*time.Second {
+		t.Errorf("Metrics.LagInterval = %s, want 10s", c.Metrics.LagInterval)
+	}
 	if c.Logger != nil {
 		t.Error("Logger must default to nil")
 	}
@@ -115,6 +118,8 @@ func TestConfigValidate(t *testing.T) {
 		{"fraction at the bound", func(c *Config) { c.Session.SelfFenceFraction = 0.6 }, "", ""},
 		{"kafka brokers", func(c *Config) { c.Kafka.Brokers = []string{"127.0.0.1:9092", "kafka-2.example:9093", "[::1]:9094"} }, "", ""},
 		{"kafka refresh at the bound", func(c *Config) { c.Kafka.RefreshInterval = 100 * time.Millisecond }, "", ""},
+		{"lag refresh off", func(c *Config) { c.Metrics.LagInterval = 0 }, "", ""},
+		{"lag refresh at the bound", func(c *Config) { c.Metrics.LagInterval = 100 * time.Millisecond }, "", ""},
 
 		{"nil sarama", func(c *Config) { c.Config = nil }, "Config", "Config (the embedded *sarama.Config) must not be nil"},
 		{"invalid sarama", func(c *Config) { c.ChannelBufferSize = -1 }, "Config", "ChannelBufferSize must be >= 0"},
@@ -149,6 +154,8 @@ func TestConfigValidate(t *testing.T) {
 		{"kafka broker empty port", func(c *Config) { c.Kafka.Brokers = []string{"kafka:"} }, "Kafka.Brokers[0]", `got "kafka:"`},
 		{"kafka refresh zero", func(c *Config) { c.Kafka.RefreshInterval = 0 }, "Kafka.RefreshInterval", "Kafka.RefreshInterval must be >= 100ms, got 0s"},
 		{"kafka refresh too short", func(c *Config) { c.Kafka.RefreshInterval = 99 * time.Millisecond }, "Kafka.RefreshInterval", "got 99ms"},
+		{"lag refresh too short", func(c *Config) { c.Metrics.LagInterval = 99 * time.Millisecond }, "Metrics.LagInterval", "Metrics.LagInterval must be 0 (no refresh) or >= 100ms, got 99ms"},
+		{"lag refresh negative", func(c *Config) { c.Metrics.LagInterval = -time.Second }, "Metrics.LagInterval", "got -1s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -146,7 +146,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 	cg.log = cg.log.With("instance", cg.instance.ID)
 	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
 
-	cg.metrics = newGroupMetrics(config.Config.MetricRegistry)
+	cg.metrics = newGroupMetrics(config.Config.MetricRegistry, name)
 	cg.fetch = cg.newFetchEngine()
 	cg.offsetManager = newOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	cg.offsetManager.Start()
@@ -155,6 +155,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		go fence.Run()
 	}
 	go cg.manage(fence)
+	cg.startMonitors()
 	return cg, nil
 }
 
@@ -275,6 +276,7 @@ func (cg *ConsumerGroup) report(err error) {
 	case cg.errors <- err:
 	default:
 		cg.droppedErrors.Add(1)
+		cg.met().errorsDropped.Inc(1)
 		cg.log.Warn("Errors() is full; error dropped", "err", err)
 	}
 }

@@ -46,11 +46,12 @@ func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 // pausing cg.gate (see package fence).
 func newSessionFence(cg *ConsumerGroup) *fence.Fence {
 	return fence.New(cg.config.Session.SelfFenceFraction, fence.Deps{
-		Session: cg.kazoo,
-		Gate:    cg.gate,
-		Stop:    cg.stopper,
-		Log:     cg.log,
-		OnPause: func() { cg.met().fencePauses.Inc(1) },
+		Session:  cg.kazoo,
+		Gate:     cg.gate,
+		Stop:     cg.stopper,
+		Log:      cg.log,
+		OnPause:  func() { cg.met().fencePauses.Inc(1); cg.met().fenced.Update(1) },
+		OnResume: func() { cg.met().fenced.Update(0) },
 	})
 }
 

@@ -67,6 +67,15 @@
 // with kafka or dual storage is refused while other members are registered
 // (ErrResetWhileMembersRun): see docs/kafka-offsets.md.
 //
+// # Monitoring
+//
+// The group registers its metrics (claims, commits, each owned partition's
+// lag, the session's state, dropped errors) in the embedded config's
+// MetricRegistry, each named with its group, whose labels LabelsOf returns.
+// The lag gauges follow the leaders' high-water marks every
+// Metrics.LagInterval, so a stuck consumer shows. State returns a member's
+// session and owned partitions for health checks. See docs/metrics.md.
+//
 // # Guarantees
 //
 //   - At-least-once delivery: a message's offset is committed only after the

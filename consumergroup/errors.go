@@ -136,6 +136,29 @@ type FetchFallbackError = fetch.FallbackError
 // Consumer.Retry.Backoff and a metadata refresh. Err is the last failure.
 type FetchRetriesExhaustedError = fetch.RetriesExhaustedError
 
+// TruncationError reports, on Errors() inside a *PartitionError, a
+// partition whose log now ends (LogEnd) below the position it was being
+// read at (Position): an unclean leader election, or a follower behind
+// the group promoted, dropped messages it had handed out. Reading resumes
+// at LogEnd, where the new leader's messages follow; marks of the messages
+// that are gone are not committed past it, and where LogEnd is below the
+// committed offset it is stored as a reset (ZooKeeper offsets: the claim
+// ends and is taken again). LogEnd is the log's end when the truncation
+// was found: messages the new leader took before then, below it, are not
+// read (sarama sends no OffsetForLeaderEpoch to find where the logs
+// diverged). It unwraps to sarama.ErrOffsetOutOfRange. See
+// docs/batch-feed.md, "Out of range mid-stream".
+type TruncationError = fetch.TruncationError
+
+// RetentionError reports, on Errors() inside a *PartitionError, a
+// partition whose log now starts (LogStart) above the position it was
+// being read at (Position): retention or DeleteRecords removed messages
+// before they were read. Offsets Position to LogStart-1 are skipped;
+// reading resumes at LogStart, committed before anything after it is
+// handed out. It unwraps to sarama.ErrOffsetOutOfRange. See
+// docs/batch-feed.md, "Out of range mid-stream".
+type RetentionError = fetch.RetentionError
+
 // maxTopicNameLength is Kafka's limit on topic names.
 const maxTopicNameLength = 249
 

@@ -1,11 +1,14 @@
 package consumergroup_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
 	"os"
 	"os/signal"
+	"sort"
+	"syscall"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -79,7 +82,7 @@ func ExampleConsumerGroup_CommitUpto() {
 
 // Everything on Errors() is a *PartitionError naming the topic and the
 // partition; errors.Is and errors.As on it tell the cause. The group has
-// already done what each cause needs (see the README's Errors table); the
+// already done what each cause needs (docs/errors.md has the table); the
 // application decides what to log or alert on. This example feeds handle
 // one error of each kind, as the group would report them.
 func ExampleConsumerGroup_Errors() {
@@ -156,4 +159,108 @@ func ExampleConfig_Validate() {
 	fmt.Println(errors.Is(err, consumergroup.ErrInvalidConfig), errors.As(err, &ce) && ce.Field == "Offsets.ProcessingTimeout")
 	// Output:
 	// true true
+}
+
+// Consume through a sarama.ConsumerGroupHandler: NewConsumerGroup returns
+// a sarama.ConsumerGroup, so a program written for sarama.NewConsumerGroup
+// changes only its constructor. Each claimed partition runs ConsumeClaim in
+// a goroutine of its own; a rebalance closes the channels of the partitions
+// that move and leaves the others running, so Consume returns only when
+// ctx is done or the group closes.
+func ExampleNewConsumerGroup() {
+	config := consumergroup.NewConfig()
+	config.Offsets.Initial = sarama.OffsetOldest
+
+	zookeeper, chroot := kazoo.ParseConnectionString("127.0.0.1:2181")
+	config.Zookeeper.Chroot = chroot
+	var group sarama.ConsumerGroup
+	group, err := consumergroup.NewConsumerGroup("my-group", zookeeper, config)
+	if err != nil {
+		log.Fatalln(err) // an invalid name, address list or config: nothing was dialled
+	}
+	go func() {
+		for err := range group.Errors() {
+			log.Println("group:", err)
+		}
+	}()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for ctx.Err() == nil {
+		if err := group.Consume(ctx, []string{"my-topic"}, printMarker{}); err != nil {
+			log.Println("consume:", err)
+		}
+	}
+	if err := group.Close(); err != nil {
+		log.Println("close:", err)
+	}
+}
+
+// printMarker prints and marks every message: a plain
+// sarama.ConsumerGroupHandler that knows nothing of the group running it.
+type printMarker struct{}
+
+// Setup runs once per session, before any claim delivers.
+func (printMarker) Setup(sarama.ConsumerGroupSession) error { return nil }
+
+// Cleanup runs once per session, after every ConsumeClaim returned.
+func (printMarker) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+
+// ConsumeClaim prints and marks one partition's messages until its channel
+// closes or the session ends.
+func (printMarker) ConsumeClaim(session sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) error {
+	for {
+		select {
+		case msg, ok := <-claim.Messages():
+			if !ok {
+				return nil // the partition moved to another member
+			}
+			fmt.Printf("%s/%d@%d: %s\n", msg.Topic, msg.Partition, msg.Offset, msg.Value)
+			session.MarkMessage(msg, "")
+		case <-session.Context().Done():
+			return nil
+		}
+	}
+}
+
+// Assign is the function every member computes on its own: the same
+// members and partitions give every member the same answer, so the group
+// needs no leader. StrategyRangeByLeader (upstream's, the default) sorts
+// partitions by leader, then ID; StrategyRangeByID by ID only, so a leader
+// change moves nothing. Each instance gets P/C partitions, the first P%C
+// one more.
+func ExampleAssign() {
+	partitions := []consumergroup.PartitionInfo{
+		{ID: 0, Leader: 2}, {ID: 1, Leader: 1}, {ID: 2, Leader: 2}, {ID: 3, Leader: 1},
+		{ID: 4, Leader: 2}, {ID: 5, Leader: 1}, {ID: 6, Leader: 2}, {ID: 7, Leader: 1},
+	}
+	members := []string{"member-c", "member-a", "member-b"}
+	for _, strategy := range []consumergroup.AssignmentStrategy{consumergroup.StrategyRangeByLeader, consumergroup.StrategyRangeByID} {
+		assignment, err := consumergroup.Assign(strategy, members, partitions)
+		if err != nil {
+			log.Fatalln(err)
+		}
+		ids := make([]string, 0, len(assignment))
+		for id := range assignment {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		fmt.Println(strategy)
+		for _, id := range ids {
+			fmt.Print("  ", id, ":")
+			for _, p := range assignment[id] {
+				fmt.Printf(" %d(leader %d)", p.ID, p.Leader)
+			}
+			fmt.Println()
+		}
+	}
+	// Output:
+	// range-by-leader
+	//   member-a: 1(leader 1) 3(leader 1) 5(leader 1)
+	//   member-b: 7(leader 1) 0(leader 2) 2(leader 2)
+	//   member-c: 4(leader 2) 6(leader 2)
+	// range-by-id
+	//   member-a: 0(leader 2) 1(leader 1) 2(leader 2)
+	//   member-b: 3(leader 1) 4(leader 2) 5(leader 1)
+	//   member-c: 6(leader 2) 7(leader 1)
 }

@@ -42,6 +42,8 @@ type HandlerGroup struct {
 
 	curMu   sync.Mutex
 	current *ConsumerGroup // the running session's membership, for Pause and Resume
+
+	metrics *groupMetrics // the group's, which every session's membership shares
 }
 
 var _ sarama.ConsumerGroup = (*HandlerGroup)(nil)
@@ -78,6 +80,7 @@ func NewConsumerGroup(name string, zookeeper []string, config *Config) (*Handler
 		config:    config,
 		closing:   make(chan struct{}),
 		errors:    make(chan error, max(config.ChannelBufferSize, 1)),
+		metrics:   newGroupMetrics(config.MetricRegistry, name),
 	}, nil
 }
 
@@ -199,6 +202,7 @@ func (g *HandlerGroup) report(err error) {
 	select {
 	case g.errors <- err:
 	default:
+		g.met().errorsDropped.Inc(1)
 		g.config.logger().Warn("Errors() is full; error dropped", "group", g.name, "err", err)
 	}
 }

@@ -115,10 +115,7 @@ func TestIntegrationReadCommitted(t *testing.T) {
 // feed on, the one way messages go through sarama's consumer.
 // consumer-batch-size tells nothing here: the feed updates it too.
 func fellBack(reg metrics.Registry) int64 {
-	if c, ok := reg.Get("zkgroup-feed-fallbacks").(metrics.Counter); ok {
-		return c.Count()
-	}
-	return 0
+	return countOf(reg, "zkgroup-feed-fallbacks")
 }
 
 // producedRecords are the messages a test produced, by partition, in

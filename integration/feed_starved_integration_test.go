@@ -42,7 +42,7 @@ func TestIntegrationFeedStarvedPartitions(t *testing.T) {
 	}
 	assertInOrder(t, l)
 	h.assert(expectation{produced: counts})
-	fallbacks := reg.Get("zkgroup-feed-fallbacks").(metrics.Counter).Count()
+	fallbacks := countOf(reg, "zkgroup-feed-fallbacks")
 	if fallbacks != 0 {
 		t.Errorf("%d partitions' passes fell back to sarama's partition consumer", fallbacks)
 	}

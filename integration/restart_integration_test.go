@@ -17,12 +17,12 @@ import (
 // connections over and over, which trips go-zookeeper's known data race on
 // reconnect (an unsynchronised read of the last zxid) under the race
 // detector. So they run only with ZKGROUP_FAULTS=1, in a step of their own,
-// without -race (see README's test command).
+// without -race (the faults phase of .ci/tests; docs/testing.md).
 func faultTest(t *testing.T) {
 	t.Helper()
 	testenv.Integration(t)
 	if os.Getenv("ZKGROUP_FAULTS") == "" {
-		t.Skip("a fault test: runs with ZKGROUP_FAULTS=1, alone, without -race (README's test command does)")
+		t.Skip("a fault test: runs with ZKGROUP_FAULTS=1, alone, without -race (the faults phase of .ci/tests does)")
 	}
 }
 
@@ -132,7 +132,7 @@ func TestIntegrationFaultBrokerRestart(t *testing.T) {
 	// go on fetching once the broker is back; a fallback to sarama's
 	// partition consumer (zkgroup-feed-fallbacks) is correct too, only
 	// slower, so it is reported, not failed.
-	count := func(name string) int64 { return reg.Get(name).(metrics.Counter).Count() }
+	count := func(name string) int64 { return countOf(reg, name) }
 	t.Logf("broker kill -9 and restart: 3000 messages, lost %d, duplicates %d, regressions %d; feed retries %d, fallbacks %d",
 		l.missing(topic, counts), l.duplicates(), len(rep.violations[invBackwards]), count("zkgroup-feed-retries"), count("zkgroup-feed-fallbacks"))
 }

@@ -95,7 +95,7 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		defer mu.Unlock()
 		var n int64
 		for _, m := range everyone {
-			n += metrics.GetOrRegisterCounter("zkgroup-commits", m.reg).Count()
+			n += countOf(m.reg, "zkgroup-commits")
 		}
 		return n
 	}

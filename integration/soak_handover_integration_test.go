@@ -72,7 +72,7 @@ import (
 // After each cycle the driver waits until the registered instances are the
 // live members and every partition is owned by its assignee.
 //
-// The bound, from README's guarantee: a partition is owned again within the
+// The bound, from docs/guarantees.md: a partition is owned again within the
 // session timeout + one round trip after its owner stops wanting it, plus
 // the old owner's drain; every message is marked as soon as it is
 // delivered, so a drain ends at once, and the bound is the session timeout

@@ -55,7 +55,7 @@ func TestIntegrationZstdTopicBesideHealthyTopic(t *testing.T) {
 	waitFor(t, 60*time.Second, "both topics read", complete)
 	closeGroup(t, cg)
 	<-done
-	if f := reg.Get("zkgroup-feed-fallbacks").(metrics.Counter).Count(); f != 0 {
+	if f := countOf(reg, "zkgroup-feed-fallbacks"); f != 0 {
 		t.Errorf("%d partitions' passes fell back to sarama's partition consumer, want 0", f)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 // describe says in a few words what an error from Errors() means, and which
 // partition it is about (-1: the whole topic or group). The causes are the
-// ones the README's Errors table lists.
+// ones docs/errors.md lists.
 func describe(err error) (what string, partition int32) {
 	partition = -1
 	var pe *consumergroup.PartitionError

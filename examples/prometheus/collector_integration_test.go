@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +49,8 @@ func TestIntegrationScrape(t *testing.T) {
 	cfg.Offsets.ProcessingTimeout = 2 * time.Second
 	reg := metrics.NewRegistry()
 	cfg.MetricRegistry = reg
-	cg, err := consumergroup.JoinConsumerGroup(testenv.UniqueName("prom-g"), []string{topic}, []string{testenv.ZKAddr()}, cfg)
+	group := testenv.UniqueName("prom-g")
+	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{testenv.ZKAddr()}, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,25 +67,34 @@ func TestIntegrationScrape(t *testing.T) {
 			t.Fatalf("only %d of 100 messages", got)
 		}
 	}
+	// Labels come out sorted by name.
+	lag := func(p int) string {
+		return fmt.Sprintf(`kafka_zkgroup_lag{group="%s",partition="%d",topic="%s"}`, group, p, topic)
+	}
+	g := func(metric string) string { return fmt.Sprintf(`kafka_zkgroup_%s{group="%s"}`, metric, group) }
 	var text string
 	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(100 * time.Millisecond) {
 		text = scrape(t, reg)
-		if strings.Contains(text, `kafka_zkgroup_lag{partition="0",topic="`+topic+`"} 0`) &&
-			strings.Contains(text, `kafka_zkgroup_lag{partition="1",topic="`+topic+`"} 0`) {
+		if strings.Contains(text, lag(0)+" 0") && strings.Contains(text, lag(1)+" 0") {
 			break
 		}
 	}
 	for _, want := range []string{
-		"kafka_zkgroup_claims 2",
-		"kafka_zkgroup_partitions_owned 2",
-		"kafka_zkgroup_rebalances 1",
-		"kafka_zkgroup_offset_conflicts 0",
-		"kafka_zkgroup_fence_pauses 0",
-		"kafka_zkgroup_claim_wait_ms_count 2",
-		"kafka_zkgroup_rebalance_ms_count 1",
-		"kafka_zkgroup_commit_latency_ms_count",
-		"kafka_zkgroup_commits",
-		`kafka_zkgroup_lag{partition="0",topic="` + topic + `"} 0`,
+		g("claims") + " 2",
+		g("partitions_owned") + " 2",
+		g("rebalances") + " 1",
+		g("offset_conflicts") + " 0",
+		g("fence_pauses") + " 0",
+		g("session_connected") + " 1",
+		g("session_fenced") + " 0",
+		g("session_expirations") + " 0",
+		g("errors_dropped") + " 0",
+		g("claim_wait_ms_count") + " 2",
+		g("rebalance_ms_count") + " 1",
+		g("commit_latency_ms_count"),
+		g("commits"),
+		lag(0) + " 0",
+		lag(1) + " 0",
 		"kafka_incoming_byte_rate", // sarama's own, from the same registry
 	} {
 		if !strings.Contains(text, want) {
@@ -91,7 +104,30 @@ func TestIntegrationScrape(t *testing.T) {
 	if t.Failed() {
 		t.Logf("scrape:\n%s", text)
 	}
+	if code, st := healthz(t, cg); code != http.StatusOK || len(st.Partitions) != 2 || st.Group != group {
+		t.Errorf("/healthz while consuming: %d, %+v; want 200 and both partitions", code, st)
+	}
 	if err := cg.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
+	if code, st := healthz(t, cg); code != http.StatusServiceUnavailable || len(st.Partitions) != 0 {
+		t.Errorf("/healthz after Close: %d, %+v; want 503 and no partitions", code, st)
+	}
+}
+
+// healthz gets /healthz of src over HTTP.
+func healthz(t *testing.T, src StateSource) (int, consumergroup.GroupState) {
+	t.Helper()
+	srv := httptest.NewServer(Healthz(src))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st consumergroup.GroupState
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, st
 }

@@ -25,7 +25,7 @@ func main() {
 		zookeeper = flag.String("zookeeper", "127.0.0.1:2181", "ZooKeeper connection string")
 		group     = flag.String("group", "zkgroup.example.prometheus", "consumer group")
 		topics    = flag.String("topics", "zkgroup.test.four", "comma-separated topics")
-		listen    = flag.String("listen", "127.0.0.1:9464", "address to serve /metrics on")
+		listen    = flag.String("listen", "127.0.0.1:9464", "address to serve /metrics and /healthz on")
 		verbose   = flag.Bool("verbose", false, "log sarama's and the group's messages")
 	)
 	flag.Parse()
@@ -48,13 +48,16 @@ func main() {
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(NewCollector("kafka", reg))
-	srv := &http.Server{Addr: *listen, Handler: promhttp.HandlerFor(promReg, promhttp.HandlerOpts{})}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(promReg, promhttp.HandlerOpts{}))
+	mux.Handle("/healthz", Healthz(cg))
+	srv := &http.Server{Addr: *listen, Handler: mux}
 	go func() {
 		if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 			log.Fatal(err)
 		}
 	}()
-	fmt.Printf("serving metrics at http://%s/metrics\n", *listen)
+	fmt.Printf("serving metrics at http://%s/metrics, health at http://%s/healthz\n", *listen, *listen)
 
 	for {
 		select {

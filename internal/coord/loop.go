@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
 )
@@ -12,6 +14,24 @@ import (
 // resyncInterval bounds how long a missed watch can leave the assignment
 // stale: the loop recomputes it at least this often.
 const resyncInterval = 30 * time.Second
+
+// Bounds of the waits before the view is read again after a failed read:
+// readRetryBackoff after the first failure, doubling up to
+// readRetryMaxBackoff, without jitter. Any wake-up reads it sooner.
+const (
+	readRetryBackoff    = 200 * time.Millisecond
+	readRetryMaxBackoff = 5 * time.Second
+)
+
+func newReadBackOff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(readRetryBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(readRetryMaxBackoff),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0), // never backoff.Stop: the loop retries until stopped
+	)
+}
 
 // Config is what the loop needs of the group's configuration.
 type Config struct {
@@ -129,7 +149,8 @@ func (l *Loop) Run() {
 	defer resync.Stop()
 	defer func() { ps.stopAll(false) }()
 
-	failures := 0
+	failures := 0 // consecutive failed reads of the view
+	readRetry := newReadBackOff()
 	type viewResult struct {
 		v   view
 		err error
@@ -177,7 +198,9 @@ func (l *Loop) Run() {
 
 		var retry <-chan time.Time
 		if err != nil {
-			retry = time.After(min(time.Duration(failures)*200*time.Millisecond, 5*time.Second))
+			retry = time.After(readRetry.NextBackOff())
+		} else {
+			readRetry.Reset()
 		}
 		select {
 		case <-l.d.Stop:

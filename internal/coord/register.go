@@ -1,11 +1,22 @@
 package coord
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/zkgroup/kafka/kazoo"
+)
+
+// Bounds of the waits between registration attempts: registerBackoff
+// after the first failure, doubling up to registerMaxBackoff, without
+// jitter.
+const (
+	registerBackoff    = 100 * time.Millisecond
+	registerMaxBackoff = time.Second
 )
 
 // Register registers the instance through register, and again while the
@@ -14,27 +25,52 @@ import (
 // A registration whose reply was lost (the connection dropped, a leader
 // election) is in doubt: it is tried again, a few times within timeout,
 // and finding the node then (kazoo.ErrInstanceAlreadyRegistered) means the
-// first attempt was applied. A closed stop ends the retries.
+// first attempt was applied. A closed stop ends the retries. The error is
+// the last attempt's.
 func Register(register func() error, timeout time.Duration, stop <-chan struct{}, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
 	deadline := time.Now().Add(timeout)
-	for attempt := 1; ; attempt++ {
-		err := register()
-		if errors.Is(err, kazoo.ErrInstanceAlreadyRegistered) {
+	attempts := 0
+	var last error
+	err := backoff.RetryNotify(func() error {
+		attempts++
+		last = register()
+		switch {
+		case errors.Is(last, kazoo.ErrInstanceAlreadyRegistered):
 			// Held by this session already (maybe an earlier attempt whose
 			// reply was lost), or by an older session of ours about to
 			// expire: its deletion wakes the loop, which registers again.
 			return nil
+		case last != nil && (!kazoo.IsRetryable(last) || time.Now().After(deadline)):
+			return backoff.Permanent(last)
 		}
-		if err == nil || !kazoo.IsRetryable(err) || time.Now().After(deadline) {
-			return err
-		}
-		log.Warn("registering failed; trying again", "attempt", attempt, "err", err)
-		select {
-		case <-stop:
-			return err
-		case <-time.After(min(time.Duration(attempt)*100*time.Millisecond, time.Second)):
-		}
+		return last
+	}, backoff.WithContext(newRegisterBackOff(), ctx), func(err error, wait time.Duration) {
+		log.Warn("registering failed; trying again", "attempt", attempts, "err", err, "in", wait)
+	})
+	if err != nil {
+		return last // not the context's error when stop ended the waits
 	}
+	return nil
+}
+
+func newRegisterBackOff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(registerBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(registerMaxBackoff),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0), // the deadline bounds it, checked after each attempt
+	)
 }
 
 // register registers the instance again (after an expiry, or a deleted

@@ -22,6 +22,7 @@ type Fence struct {
 	log      *slog.Logger
 	expired  chan struct{} // one token per session replacement
 	onPause  func()
+	onResume func()
 }
 
 // Session is the ZooKeeper session the fence watches; *kazoo.Kazoo is one.
@@ -37,11 +38,12 @@ type Session interface {
 
 // Deps is what a Fence works with.
 type Deps struct {
-	Session Session
-	Gate    *Gate           // paused and opened by the fence alone
-	Stop    <-chan struct{} // closed when the group closes: Run returns
-	Log     *slog.Logger
-	OnPause func() // called at each pause (a metric); may be nil
+	Session  Session
+	Gate     *Gate           // paused and opened by the fence alone
+	Stop     <-chan struct{} // closed when the group closes: Run returns
+	Log      *slog.Logger
+	OnPause  func() // called at each pause (a metric); may be nil
+	OnResume func() // called each time delivery resumes after a pause; may be nil
 }
 
 // New returns a fence over deps.Session that pauses deps.Gate once
@@ -59,6 +61,7 @@ func New(fraction float64, deps Deps) *Fence {
 		log:      deps.Log,
 		expired:  make(chan struct{}, 1),
 		onPause:  deps.OnPause,
+		onResume: deps.OnResume,
 	}
 }
 
@@ -174,6 +177,9 @@ func (f *Fence) Run() {
 				}
 				f.log.Warn("the ZooKeeper leader has not vouched for the session; fenced: delivery paused", "since", time.Since(lastOK))
 			} else {
+				if f.onResume != nil {
+					f.onResume()
+				}
 				f.log.Info("the ZooKeeper leader vouches for the session again; delivery resumed")
 			}
 		}

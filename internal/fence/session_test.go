@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -86,8 +87,22 @@ func (z *fakeZK) setSession(status kazoo.SessionStatus, generation uint64, grant
 // startFence runs a fence over z with the given fraction; stop ends it (and
 // releases any hanging probe first).
 func startFence(z *fakeZK, fraction float64) (f *Fence, stop func()) {
+	return startFenceCounting(z, fraction, nil)
+}
+
+// fenceCounts counts a fence's pauses and resumptions (Deps.OnPause,
+// Deps.OnResume).
+type fenceCounts struct{ pauses, resumes atomic.Int32 }
+
+// startFenceCounting is startFence, counting in c (nil: not counted).
+func startFenceCounting(z *fakeZK, fraction float64, c *fenceCounts) (f *Fence, stop func()) {
 	stopC := make(chan struct{})
-	f = New(fraction, Deps{Session: z, Gate: NewGate(), Stop: stopC, Log: slog.New(slog.DiscardHandler)})
+	deps := Deps{Session: z, Gate: NewGate(), Stop: stopC, Log: slog.New(slog.DiscardHandler)}
+	if c != nil {
+		deps.OnPause = func() { c.pauses.Add(1) }
+		deps.OnResume = func() { c.resumes.Add(1) }
+	}
+	f = New(fraction, deps)
 	done := make(chan struct{})
 	go func() { f.Run(); close(done) }()
 	return f, func() {
@@ -173,7 +188,8 @@ func TestSessionFenceResumesOnAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		z := newFakeZK(4 * time.Second) // budget 2 s, interval 400 ms, lag 1 s
-		f, stop := startFence(z, 0.5)
+		var counts fenceCounts
+		f, stop := startFenceCounting(z, 0.5, &counts)
 		defer stop()
 
 		at(start, time.Second)
@@ -181,6 +197,9 @@ func TestSessionFenceResumesOnAnswers(t *testing.T) {
 		at(start, 2800*time.Millisecond)
 		if !f.paused() {
 			t.Fatal("not paused at 2.8 s")
+		}
+		if p, r := counts.pauses.Load(), counts.resumes.Load(); p != 1 || r != 0 {
+			t.Errorf("paused: OnPause called %d times, OnResume %d; want 1, 0", p, r)
 		}
 
 		// The probe sent at 1.2 s is answered at 5 s: lastOK moves to 1.2 s,
@@ -207,6 +226,9 @@ func TestSessionFenceResumesOnAnswers(t *testing.T) {
 		at(start, 20*time.Second)
 		if f.paused() {
 			t.Fatal("paused while every probe answers")
+		}
+		if p, r := counts.pauses.Load(), counts.resumes.Load(); p != 1 || r != 1 {
+			t.Errorf("resumed: OnPause called %d times, OnResume %d; want 1, 1", p, r)
 		}
 		select {
 		case <-f.expired:

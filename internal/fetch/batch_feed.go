@@ -51,9 +51,12 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 // run fetches from next on until ctx ends or an error ends the feed:
 // busy after a batch with messages, long-polled after an empty answer;
 // within the group's byte budget; a batch larger than the fetch size again
-// with the size doubled; errors retrying mends again at the same offset.
-// Every answer's high-water mark becomes the partition's mark. See
-// docs/batch-feed.md, "The feed's loop".
+// with the size doubled; errors retrying mends again at the same offset;
+// an offset out of range at a position read through ends the feed with a
+// *TruncationError or a *RetentionError, or is retried when the log holds
+// it after all. Every answer's high-water mark becomes the partition's
+// mark. See docs/batch-feed.md, "The feed's loop" and "Out of range
+// mid-stream".
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
 	busy := true
@@ -64,6 +67,10 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			return
 		}
 		r := f.fetch(ctx, busy, next, size)
+		if ctx.Err() != nil {
+			return
+		}
+		r.err = f.retry.explain(ctx, next, r.err) // an offset out of range read through: lost, or a stale answer
 		if ctx.Err() != nil {
 			return
 		}
@@ -90,7 +97,7 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			}
 			return
 		}
-		f.retry.succeeded()
+		f.retry.succeeded(max(next, r.next))
 		if f.mark != nil && r.hwm > 0 {
 			f.mark.Store(r.hwm)
 		}

@@ -18,7 +18,9 @@
 //
 // What it keeps: a Source hands out every message from its start offset
 // in order, skipping nothing; an offset out of range is never skipped
-// silently (the caller's OutOfRangeFunc decides); a stopped Source
+// silently (a stored one: the caller's OutOfRangeFunc decides; a position
+// read through: a *TruncationError or *RetentionError says where to
+// resume); a stopped Source
 // fetches nothing more. It does not track, commit or fence offsets, and
 // it does not pause: its reader holds messages back instead. See
 // docs/batch-feed.md.

@@ -1,6 +1,11 @@
 package fetch
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/IBM/sarama"
+)
 
 // FallbackError reports a partition handed from the batch feed to
 // sarama's partition consumer: the feed ended with Err, an error retrying
@@ -44,3 +49,72 @@ func (e *RetriesExhaustedError) Error() string {
 
 // Unwrap returns the last failure.
 func (e *RetriesExhaustedError) Unwrap() error { return e.Err }
+
+// TruncationError reports a partition whose log ends below the position
+// it was read at: a fetch at Position, a position reached by reading,
+// answered OFFSET_OUT_OF_RANGE and the leader's log now ends at LogEnd,
+// below it (an unclean leader election, or a follower behind us promoted).
+// The messages from LogEnd to Position that were handed out are gone from
+// the log; reading resumes at LogEnd, where the new leader's messages
+// follow, and no mark of the messages that are gone is committed past it.
+// Where LogEnd is below the committed offset, it is stored as a reset is
+// (ZooKeeper offsets: the claim ends and is taken again). LogEnd is the
+// log's end when the truncation was found, not where the logs diverged
+// (that needs OffsetForLeaderEpoch, which sarama does not send): messages
+// the new leader took before then, below LogEnd, are not read. It unwraps
+// to sarama.ErrOffsetOutOfRange. See docs/batch-feed.md, "Out of range
+// mid-stream".
+type TruncationError struct {
+	Topic     string
+	Partition int32
+	Position  int64 // the offset fetched
+	LogEnd    int64 // the leader's log end (high-water mark): reading resumes here
+}
+
+// Error names the partition, the position and the log's end.
+func (e *TruncationError) Error() string {
+	return fmt.Sprintf("consumergroup: %s/%d was truncated below offset %d: the log ends at %d; resuming there",
+		e.Topic, e.Partition, e.Position, e.LogEnd)
+}
+
+// Unwrap returns sarama.ErrOffsetOutOfRange, the broker's answer.
+func (e *TruncationError) Unwrap() error { return sarama.ErrOffsetOutOfRange }
+
+// RetentionError reports a partition whose log now starts above the
+// position it was read at: a fetch at Position, a position reached by
+// reading, answered OFFSET_OUT_OF_RANGE and the log starts at LogStart
+// (retention or DeleteRecords removed messages not read yet). The
+// messages from Position to LogStart are skipped: reading resumes at
+// LogStart, which is committed before anything after it is handed out.
+// It unwraps to sarama.ErrOffsetOutOfRange. See docs/batch-feed.md, "Out
+// of range mid-stream".
+type RetentionError struct {
+	Topic     string
+	Partition int32
+	Position  int64 // the offset fetched
+	LogStart  int64 // the log's first offset: reading resumes here
+}
+
+// Error names the partition, the position and the log's start.
+func (e *RetentionError) Error() string {
+	return fmt.Sprintf("consumergroup: %s/%d lost offsets %d to %d to retention before they were read: the log starts at %d; resuming there",
+		e.Topic, e.Partition, e.Position, e.LogStart-1, e.LogStart)
+}
+
+// Unwrap returns sarama.ErrOffsetOutOfRange, the broker's answer.
+func (e *RetentionError) Unwrap() error { return sarama.ErrOffsetOutOfRange }
+
+// LostPosition reports whether err says a partition's position left the
+// log's range mid-stream (a *TruncationError or a *RetentionError, as a
+// Source's end or Partition.Open's error), and where reading resumes.
+func LostPosition(err error) (resume int64, ok bool) {
+	var trunc *TruncationError
+	if errors.As(err, &trunc) {
+		return trunc.LogEnd, true
+	}
+	var ret *RetentionError
+	if errors.As(err, &ret) {
+		return ret.LogStart, true
+	}
+	return 0, false
+}

@@ -32,6 +32,9 @@ type feedRetry struct {
 	// retried, when set, is called at every retry (the group's
 	// zkgroup-feed-retries metric).
 	retried func()
+	// positions, when set, explains an offset out of range at a
+	// position read through (see readPositions).
+	positions *readPositions
 
 	failed int // retries in a row without a successful fetch
 }
@@ -77,12 +80,22 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 	return ctx.Err() == nil
 }
 
-// succeeded notes a fetch that answered without error: the next failure
-// starts a new series of retries.
-func (r *feedRetry) succeeded() {
+// succeeded notes a fetch that answered without error, read through to
+// position: the next failure starts a new series of retries.
+func (r *feedRetry) succeeded(position int64) {
 	if r != nil {
 		r.failed = 0
+		r.positions.reach(position)
 	}
+}
+
+// explain returns what err, the answer to a fetch at position, means (see
+// readPositions.explain). A nil feedRetry explains nothing.
+func (r *feedRetry) explain(ctx context.Context, position int64, err error) error {
+	if r == nil || err == nil {
+		return err
+	}
+	return r.positions.explain(ctx, position, err)
 }
 
 // retriableFeedErrors are the broker's partition errors that a metadata
@@ -107,7 +120,8 @@ var retriableFeedErrors = []sarama.KError{
 
 // retriableFeedError reports whether a feed's fetch that failed with err
 // may succeed when tried again after a metadata refresh: a partition error
-// of retriableFeedErrors, a broken, refused or timed-out connection, or no
+// of retriableFeedErrors, an offset out of range the log holds after all
+// (errStaleOutOfRange), a broken, refused or timed-out connection, or no
 // leader or broker known (client.Leader failing). Everything else, among
 // them sarama.ErrOffsetOutOfRange (the caller decides where to go),
 // errNoRecordsBelowMark, errPartialBatch, errLegacyMessageSet and errors
@@ -115,6 +129,9 @@ var retriableFeedErrors = []sarama.KError{
 func retriableFeedError(err error) bool {
 	if err == nil {
 		return false
+	}
+	if errors.Is(err, errStaleOutOfRange) {
+		return true
 	}
 	var kerr sarama.KError
 	if errors.As(err, &kerr) {

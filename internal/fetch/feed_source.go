@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/IBM/sarama"
@@ -25,18 +26,25 @@ func (p *Partition) feedSource(from int64) *feedSource {
 	fetch := feedFetch(e.busy, e.idle, p.topic, p.partition)
 	retry := newFeedRetry(e.env.client, conf.Config, p.topic)
 	retry.retried = func() { e.deps.FeedRetries.Inc(1) }
+	retry.positions = p.positions
 	feed := newBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from)
 	return &feedSource{p: p, feed: feed, retry: retry, next: from}
 }
 
 // Next implements Source. A feed error ends the source: the partition then
-// reads through sarama's partition consumer until its fetch restarts.
+// reads through sarama's partition consumer until its fetch restarts. A
+// position lost mid-stream (see LostPosition) ends it with that error,
+// wrapping ErrSourceEnded, and no fallback: the reader decides where to go
+// on.
 func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error) {
 	for len(s.batch) == 0 {
 		select {
 		case <-wake:
 			return nil, nil
 		case b := <-s.feed.batches:
+			if _, lost := LostPosition(b.err); lost {
+				return nil, fmt.Errorf("%w: %w", ErrSourceEnded, b.err)
+			}
 			if b.err != nil {
 				s.fellBack(b.err)
 				return nil, ErrSourceEnded
@@ -74,7 +82,8 @@ func (s *feedSource) fellBack(err error) {
 }
 
 // Close implements Source: it stops the feed. Its error is the one that
-// ended the feed, if any.
+// ended the feed, if any: a lost position (see LostPosition) is not a
+// failure, and the next Open reads through the feed again.
 func (s *feedSource) Close() error { return s.p.closed(s.feed.stop()) }
 
 // feedFetch is a feed's fetch of one partition: a busy fetch through busy

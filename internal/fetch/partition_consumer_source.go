@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/IBM/sarama"
@@ -11,6 +12,7 @@ import (
 // be opening: ready is closed once pc or openErr is set.
 type consumerSource struct {
 	mark    highWaterMark
+	reached *readPositions            // told how far the partition was read (nil: not)
 	report  func(error)               // pc's errors
 	closed  func(error) error         // told how the source ended (see Partition.closed)
 	prefix  []*sarama.ConsumerMessage // handed out first
@@ -24,7 +26,24 @@ type consumerSource struct {
 
 // consumerSource is a Source over pc, open already.
 func (p *Partition) consumerSource(pc sarama.PartitionConsumer) *consumerSource {
-	return openedSource(pc, p.mark, p.e.deps.Report, p.closed)
+	s := openedSource(pc, p.mark, p.consumerErrors, p.closed)
+	s.reached = p.positions
+	return s
+}
+
+// consumerErrors reports the errors of the partition's sarama partition
+// consumer, but for an offset out of range: sarama stops the partition
+// after it, the source ends, and the Open at the position after the last
+// message handed out tells a lost position (reported by the reader) from
+// a stale answer (read on). See docs/batch-feed.md, "Out of range
+// mid-stream".
+func (p *Partition) consumerErrors(err error) {
+	if errors.Is(err, sarama.ErrOffsetOutOfRange) {
+		p.e.env.log.Debug("sarama's partition consumer stopped at an offset out of range", "topic", p.topic,
+			"partition", p.partition, "err", err)
+		return
+	}
+	p.e.deps.Report(err)
 }
 
 // openedSource is a Source over pc, open already; see consumerSource's
@@ -52,7 +71,8 @@ func (p *Partition) openAsync(prefix []*sarama.ConsumerMessage) *consumerSource 
 // prefixSource hands out prefix, then the messages of the partition
 // consumer that is set, or fails to open (openErr), as ready is closed.
 func (p *Partition) prefixSource(prefix []*sarama.ConsumerMessage) *consumerSource {
-	s := &consumerSource{mark: highWaterMark{p.mark}, report: p.e.deps.Report, closed: p.closed, prefix: prefix, ready: make(chan struct{})}
+	s := &consumerSource{mark: highWaterMark{p.mark}, reached: p.positions, report: p.consumerErrors, closed: p.closed, prefix: prefix,
+		ready: make(chan struct{})}
 	s.done = s.ready
 	return s
 }
@@ -77,6 +97,7 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 			s.prefix = nil // let the first fetch's batch (and its response buffer) go
 		}
 		s.mark.past(m.Offset)
+		s.reached.reach(m.Offset + 1)
 		return m, nil
 	}
 	for {
@@ -109,6 +130,7 @@ func (s *consumerSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, er
 			return nil, ErrSourceEnded
 		}
 		s.mark.set(s.pc.HighWaterMarkOffset())
+		s.reached.reach(m.Offset + 1)
 		return m, nil
 	}
 }

@@ -15,11 +15,15 @@ type Source interface {
 	// Next returns the partition's next message, waiting for it. It
 	// returns nil, nil early when wake is ready, and ErrSourceEnded once
 	// the source ended on its own: read again from the offset after the
-	// last message it returned.
+	// last message it returned, unless the error also says the position
+	// was lost (LostPosition: the log was truncated below it, or
+	// retention removed it).
 	Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 	// Close stops the source and waits until it is stopped. Its error
 	// says the source failed (a background open, the batch feed): the
-	// partition's next Open reads through sarama's partition consumer.
+	// partition's next Open reads through sarama's partition consumer;
+	// or, as Next's, that the position was lost (LostPosition), which is
+	// not a failure.
 	Close() error
 }
 
@@ -47,7 +51,8 @@ type Partition struct {
 	partition  int32
 	mark       *atomic.Int64 // the partition's high-water mark (nil: none)
 	outOfRange OutOfRangeFunc
-	failed     bool // the last Source failed: open the next one plainly
+	positions  *readPositions // how far it was read: an offset out of range there is lost, not a stored one
+	failed     bool           // the last Source failed: open the next one plainly
 }
 
 // Partition returns the opener of Sources for topic/partition, fetching
@@ -55,7 +60,8 @@ type Partition struct {
 // high-water mark; outOfRange (nil: none) handles a start offset out of
 // the log's range.
 func (e *Engine) Partition(ctx context.Context, topic string, partition int32, mark *atomic.Int64, outOfRange OutOfRangeFunc) *Partition {
-	return &Partition{e: e, ctx: ctx, topic: topic, partition: partition, mark: mark, outOfRange: outOfRange}
+	return &Partition{e: e, ctx: ctx, topic: topic, partition: partition, mark: mark, outOfRange: outOfRange,
+		positions: newReadPositions(e.env.client, topic, partition)}
 }
 
 // Open returns a Source of the partition's messages from start on
@@ -63,7 +69,8 @@ func (e *Engine) Partition(ctx context.Context, topic string, partition int32, m
 // apply, it is the batch feed; otherwise sarama's partition consumer,
 // which opens in the background while the first batch, fetched directly,
 // goes out. After a Source that failed, Open opens sarama's partition
-// consumer before it returns. Only that open returns errors.
+// consumer before it returns. Only that open returns errors, among them a
+// position lost mid-stream (see LostPosition).
 func (p *Partition) Open(start int64) (Source, error) {
 	failed := p.failed
 	p.failed = false
@@ -86,10 +93,10 @@ func (p *Partition) Open(start int64) (Source, error) {
 	return p.consumerSource(pc), nil
 }
 
-// closed notes how a Source of the partition ended: with err, the next
-// Open reads through sarama's partition consumer.
+// closed notes how a Source of the partition ended: with err, but for a
+// lost position, the next Open reads through sarama's partition consumer.
 func (p *Partition) closed(err error) error {
-	if err != nil {
+	if _, lost := LostPosition(err); err != nil && !lost {
 		p.failed = true
 	}
 	return err
@@ -109,21 +116,40 @@ func (p *Partition) fastStart(start int64) []*sarama.ConsumerMessage {
 }
 
 // open opens sarama's partition consumer at start (negative:
-// Config.Initial). A start out of the log's range goes to outOfRange,
-// which says where to open instead.
+// Config.Initial). A start out of the log's range that the partition was
+// read through is lost (a *TruncationError or a *RetentionError), or
+// opened again after the retry backoff while the log holds it after all
+// (a stale answer); any other goes to outOfRange, which says where to open
+// instead. See docs/batch-feed.md, "Out of range mid-stream".
 func (p *Partition) open(start int64) (sarama.PartitionConsumer, error) {
 	if start < 0 {
 		start = p.e.env.config.Initial
 	}
-	pc, err := p.consumePartition(start)
-	if errors.Is(err, sarama.ErrOffsetOutOfRange) && p.outOfRange != nil {
-		resolved, rerr := p.outOfRange(start, err)
-		if rerr != nil {
-			return nil, rerr
+	retry := newFeedRetry(p.e.env.client, p.e.env.config.Config, p.topic)
+	for {
+		pc, err := p.consumePartition(start)
+		if !errors.Is(err, sarama.ErrOffsetOutOfRange) {
+			if err == nil {
+				p.positions.reach(start) // in range: sarama checked
+			}
+			return pc, err
 		}
-		pc, err = p.consumePartition(resolved)
+		explained := p.positions.explain(p.ctx, start, err)
+		if explained == err && p.outOfRange != nil {
+			resolved, rerr := p.outOfRange(start, err)
+			if rerr != nil {
+				return nil, rerr
+			}
+			pc, err = p.consumePartition(resolved)
+			if err == nil {
+				p.positions.reach(resolved)
+			}
+			return pc, err
+		}
+		if !retry.again(p.ctx, explained) {
+			return nil, explained
+		}
 	}
-	return pc, err
 }
 
 // consumePartition opens sarama's partition consumer at offset, until the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -125,14 +126,32 @@ func (c *Committer) Finalize(o *Partition, timeout time.Duration) error {
 // pending: the stored offset stands).
 func (c *Committer) FinalCommit(o *Partition) error {
 	defer c.Drop(o)
-	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		if err = c.Commit(o); err == nil || !retryableCommit(err) {
-			break
+	return backoff.Retry(func() error {
+		err := c.Commit(o)
+		if err != nil && !retryableCommit(err) {
+			return backoff.Permanent(err)
 		}
-		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
-	}
-	return err
+		return err
+	}, backoff.WithMaxRetries(newFinalCommitBackOff(), finalCommitRetries))
+}
+
+// Bounds of FinalCommit's retries: finalCommitRetries attempts after the
+// first, waiting finalCommitBackoff after the first failure, doubling up
+// to finalCommitMaxBackoff (1.1 s of waits in all), without jitter.
+const (
+	finalCommitRetries    = 4
+	finalCommitBackoff    = 100 * time.Millisecond
+	finalCommitMaxBackoff = 400 * time.Millisecond
+)
+
+func newFinalCommitBackOff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(finalCommitBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(finalCommitMaxBackoff),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0), // the retry count bounds it
+	)
 }
 
 // Commit writes o's marked offset if it moved, fenced by o's claim, to the
@@ -146,7 +165,10 @@ func (c *Committer) Commit(o *Partition) error {
 	if !ok || o.seeking.Load() || o.lost.Load() {
 		return nil
 	}
-	return c.store.Commit(o, next, dirty)
+	writes := o.Tracker.Writes()
+	err := c.store.Commit(o, next, dirty)
+	o.noteCommit(writes, err)
+	return err
 }
 
 // RewindAsReset stores next, below the stored offset, the way a reset does

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -33,7 +34,7 @@ func (s *kafkaStore) commitKafka(o *Partition, target int64, force bool) error {
 	}
 	deadline := now.Add(s.kafkaCommitBudget())
 	var sent time.Time
-	err := retryKafkaCommit(deadline, time.Now, time.Sleep,
+	err := retryKafkaCommit(deadline, time.Now, nil,
 		func() error { return s.kafkaFence(o) },
 		func() error {
 			var fenced error
@@ -99,24 +100,55 @@ func (s *kafkaStore) sendKafkaCommit(tp TopicPartition, next int64, deadline tim
 // until it succeeds, fence refuses (its error is returned), it fails for
 // good (not retryableCommit), or the deadline is too near for another
 // attempt (the last error, wrapping errKafkaCommitDeadline). Between
-// attempts it sleeps kafkaCommitBackoff, doubling up to
-// kafkaCommitMaxBackoff. now and sleep are the clock (tests pass a fake).
-func retryKafkaCommit(deadline time.Time, now func() time.Time, sleep func(time.Duration), fence, attempt func() error) error {
-	backoff := kafkaCommitBackoff
-	for {
+// attempts it waits kafkaCommitBackoff, doubling up to
+// kafkaCommitMaxBackoff. now and timer are the clock (nil timer: real
+// timers; tests pass a fake).
+func retryKafkaCommit(deadline time.Time, now func() time.Time, timer backoff.Timer, fence, attempt func() error) error {
+	waits := &untilDeadline{BackOff: newKafkaCommitBackOff(), deadline: deadline, now: now}
+	err := backoff.RetryNotifyWithTimer(func() error {
 		if err := fence(); err != nil {
-			return err
+			return backoff.Permanent(err)
 		}
 		err := attempt()
-		if err == nil || !retryableCommit(err) {
-			return err
+		if err != nil && !retryableCommit(err) {
+			return backoff.Permanent(err)
 		}
-		if deadline.Sub(now()) <= backoff {
-			return kafkaCommitError{fmt.Errorf("%w: %w", errKafkaCommitDeadline, err)}
-		}
-		sleep(backoff)
-		backoff = min(2*backoff, kafkaCommitMaxBackoff)
+		return err
+	}, waits, nil, timer)
+	if waits.passed {
+		return kafkaCommitError{fmt.Errorf("%w: %w", errKafkaCommitDeadline, err)}
 	}
+	return err
+}
+
+func newKafkaCommitBackOff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(kafkaCommitBackoff),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(kafkaCommitMaxBackoff),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0), // the deadline bounds it
+	)
+}
+
+// untilDeadline is a BackOff that stops once the deadline is no further
+// off than the next wait: no attempt starts after the deadline. passed
+// says it stopped for that reason.
+type untilDeadline struct {
+	backoff.BackOff
+	deadline time.Time
+	now      func() time.Time
+	passed   bool
+}
+
+// NextBackOff implements backoff.BackOff.
+func (b *untilDeadline) NextBackOff() time.Duration {
+	next := b.BackOff.NextBackOff()
+	if next != backoff.Stop && b.deadline.Sub(b.now()) <= next {
+		b.passed = true
+		return backoff.Stop
+	}
+	return next
 }
 
 // kafkaCommitBudget is how long after a commit to Kafka began an attempt

@@ -59,7 +59,7 @@ func TestKafkaCommitFenceBeforeEveryAttempt(t *testing.T) {
 				return nil
 			}
 			err := retryKafkaCommit(start.Add(c.budget), func() time.Time { return now },
-				func(d time.Duration) { now = now.Add(d) }, fence, attempt)
+				&advancingTimer{now: &now}, fence, attempt)
 			if calls != c.calls {
 				t.Errorf("%d attempts, want %d", calls, c.calls)
 			}
@@ -224,3 +224,20 @@ func TestKafkaOffsetStoreCommitEndsAtClose(t *testing.T) {
 		})
 	}
 }
+
+// advancingTimer is a backoff.Timer over a fake clock: each wait moves
+// *now on by its length and fires at once.
+type advancingTimer struct {
+	now *time.Time
+	c   chan time.Time
+}
+
+func (t *advancingTimer) Start(d time.Duration) {
+	if t.c == nil {
+		t.c = make(chan time.Time, 1)
+	}
+	*t.now = t.now.Add(d)
+	t.c <- *t.now
+}
+func (t *advancingTimer) Stop()               {}
+func (t *advancingTimer) C() <-chan time.Time { return t.c }

@@ -69,7 +69,7 @@ func TestKafkaCommitChecksClaimRightBeforeSending(t *testing.T) {
 				return nil
 			}
 			deadline := begin.Add(c.budget)
-			err := retryKafkaCommit(deadline, time.Now, time.Sleep, fence,
+			err := retryKafkaCommit(deadline, time.Now, nil, fence,
 				func() error { return store.commitFenced("t", 0, 42, deadline, fence) })
 			took := time.Since(begin)
 			t.Logf("retryKafkaCommit: %v, after %v and %d claim checks", err, took.Round(time.Millisecond), checks)

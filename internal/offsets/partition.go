@@ -66,6 +66,7 @@ type Partition struct {
 	recalls atomic.Uint64
 	lost    atomic.Bool // the epoch moved: never commit again
 	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
+	watch   partitionWatch
 }
 
 // Offer records that offset is about to be handed to the application: from
@@ -141,6 +142,21 @@ func (o *Partition) RestartUncommitted(offset int64) {
 	o.restartWith(func() int64 { o.Tracker.ResetUncommitted(offset); return offset })
 }
 
+// RestartUncommittedUnlessRewind is RestartUncommitted(offset), unless the
+// committed offset is above offset: a lower offset is stored only as a
+// reset is (Store.RewindAsReset), and it reports false. The check and the
+// move hold the commit lock, so no commit of a higher offset (a mark of a
+// message delivered before) goes in between.
+func (o *Partition) RestartUncommittedUnlessRewind(offset int64) bool {
+	o.commitMu.Lock()
+	defer o.commitMu.Unlock()
+	if o.Tracker.CommittedOffset() > offset {
+		return false
+	}
+	o.restartLocked(func() int64 { o.Tracker.ResetUncommitted(offset); return offset })
+	return true
+}
+
 // restartWith moves the partition's position with move, which resets the
 // tracker (a new generation) and returns the new position, and opens the
 // redelivery window from there to the highest offset offered so far. It
@@ -149,6 +165,11 @@ func (o *Partition) RestartUncommitted(offset int64) {
 func (o *Partition) restartWith(move func() int64) int64 {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
+	return o.restartLocked(move)
+}
+
+// restartLocked is restartWith with the commit lock held.
+func (o *Partition) restartLocked(move func() int64) int64 {
 	far := o.maxOffered.Load()
 	to := move()
 	o.redelivery.Restart(to, far)
@@ -199,10 +220,7 @@ func (o *Partition) markLost() {
 // lag returns the partition's lag behind next, or -1 when its high-water
 // mark is unknown.
 func (o *Partition) lag(next int64) int64 {
-	if o.owner == nil {
-		return -1
-	}
-	if hwm := o.owner.HighWaterMark(); hwm > 0 {
+	if hwm := o.HighWaterMark(); hwm > 0 {
 		return max(hwm-next, 0)
 	}
 	return -1

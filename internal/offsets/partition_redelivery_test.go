@@ -80,3 +80,36 @@ func TestForwardSeekOpensNoWindow(t *testing.T) {
 		t.Fatal("mark after a forward seek refused")
 	}
 }
+
+// A position lost to a truncated log moves the partition to the log's
+// end without a reset only while nothing above it is committed; then the
+// marks of the messages delivered past it, which are gone, never count.
+func TestRestartUncommittedUnlessRewind(t *testing.T) {
+	om := newCommitter(KindZookeeper, nil)
+	o := om.adopt(TopicPartition{"t", 0}, nil, 0, -1, &bareOwner{})
+	var before []*sarama.ConsumerMessage
+	for off := int64(0); off < 10; off++ {
+		before = append(before, deliverTo(o, off))
+	}
+	o.Mark(before[7], 7)
+	o.Tracker.Committed(8)
+	if o.RestartUncommittedUnlessRewind(5) {
+		t.Fatal("moved to 5 below the committed 8: only a reset may store it")
+	}
+	if next, _ := o.Tracker.Pending(); next != 8 {
+		t.Fatalf("refused move changed the position to %d, want 8", next)
+	}
+	if !o.RestartUncommittedUnlessRewind(8) {
+		t.Fatal("move to the committed offset refused")
+	}
+	if next, dirty := o.Tracker.Pending(); next != 8 || !dirty {
+		t.Fatalf("position %d (dirty %v), want 8 to be committed", next, dirty)
+	}
+	if o.Mark(before[9], 9) {
+		t.Fatal("mark of a message delivered before the move, past it, accepted")
+	}
+	again := deliverTo(o, 8)
+	if !o.Mark(again, 8) {
+		t.Fatal("mark of the message read at 8 after the move refused")
+	}
+}

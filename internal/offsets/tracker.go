@@ -40,6 +40,7 @@ type Tracker struct {
 	ceiling   int64         // Pending never returns more (-1: none); see SetCeiling
 	changed   chan struct{} // made by a waiter; closed (and dropped) at the next change
 	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
+	writes    atomic.Uint64 // counts Committed calls: each is a write to a store
 }
 
 // NewTracker returns a tracker for a partition whose stored next offset is
@@ -133,6 +134,7 @@ func (t *Tracker) Pending() (next int64, dirty bool) {
 // except through Reset, and through Rewind: after a Rewind every commit is
 // recorded as it was written, until one writes the position as it is.
 func (t *Tracker) Committed(next int64) {
+	t.writes.Add(1)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rewound {
@@ -146,6 +148,9 @@ func (t *Tracker) Committed(next int64) {
 		t.notifyLocked()
 	}
 }
+
+// Writes counts the stores' writes Committed recorded.
+func (t *Tracker) Writes() uint64 { return t.writes.Load() }
 
 // Rewind moves the position back to to, as sarama's ResetOffset does: the
 // next commit stores to even though it is lower than what is stored, and

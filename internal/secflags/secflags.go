@@ -1,7 +1,8 @@
 // Package secflags gives the command-line programs of this module (the
 // examples, the stack's readiness check) one set of security flags: TLS
 // to ZooKeeper, digest credentials for ZooKeeper, and TLS and SASL/SCRAM
-// to Kafka through sarama.Config.
+// to Kafka through sarama.Config. Its SCRAM client is github.com/xdg-go/scram
+// behind sarama's SCRAMClient interface (XDGSCRAMClient).
 package secflags
 
 import (
@@ -15,7 +16,6 @@ import (
 
 	"github.com/IBM/sarama"
 
-	"github.com/zkgroup/kafka/internal/scram"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -107,9 +107,9 @@ func SASL(cfg *sarama.Config, mechanism, user, password string) {
 	cfg.Net.SASL.Mechanism = sarama.SASLMechanism(mechanism)
 	switch cfg.Net.SASL.Mechanism {
 	case sarama.SASLTypeSCRAMSHA512:
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = scram.SHA512
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = SCRAMSHA512
 	case sarama.SASLTypeSCRAMSHA256:
-		cfg.Net.SASL.SCRAMClientGeneratorFunc = scram.SHA256
+		cfg.Net.SASL.SCRAMClientGeneratorFunc = SCRAMSHA256
 	}
 }
 

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
@@ -37,26 +39,34 @@ func (w *Worker) consumePartition() Event {
 // or a Kafka coordinator that does not answer, is reported and the
 // partition is held, never consumed from a guessed position.
 func (w *Worker) readOffset() (offsets.Stored, error) {
-	for {
+	stored, err := backoff.RetryWithData(func() (offsets.Stored, error) {
 		stored, err := w.deps.Offsets.Store().Read(offsets.TopicPartition(w.tp))
-		if err == nil {
-			return stored, nil
-		}
-		if errors.Is(err, offsets.ErrGroupClosing) {
+		switch {
+		case err == nil:
+		case errors.Is(err, offsets.ErrGroupClosing):
 			w.log.Debug("closing: stopped waiting for the committed offset", "err", err)
-		} else {
+		default:
 			w.report(fmt.Errorf("read committed offset: %w", err))
 		}
-		if !w.cooldown() {
-			return stored, w.ctx.Err()
-		}
+		return stored, err
+	}, backoff.WithContext(backoff.NewConstantBackOff(w.cfg.RetryCooldown), w.ctx))
+	if err != nil {
+		return stored, w.ctx.Err() // every error is retried until the context ends
 	}
+	return stored, nil
 }
 
 // cooldown waits Claim.RetryCooldown before a retry. It returns false,
 // early, when the worker's context ends (stop, abandon, loss, expiry).
 func (w *Worker) cooldown() bool {
-	return w.wait(w.cfg.RetryCooldown)
+	t := time.NewTimer(w.cfg.RetryCooldown)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
 }
 
 // consume fetches from next (negative: Offsets.Initial) and delivers until
@@ -94,6 +104,13 @@ func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
 		}
 		src, err := fetcher.Open(start)
 		if err != nil {
+			if to, lost := fetch.LostPosition(err); lost {
+				var ok bool
+				if start, ok = w.resumeAfterLoss(owned, err, start, to); !ok {
+					return w.endConsuming()
+				}
+				continue
+			}
 			if w.ctx.Err() != nil || errors.Is(err, offsets.ErrGroupClosing) || errors.Is(err, fetch.ErrClosing) {
 				return w.endConsuming()
 			}
@@ -122,9 +139,55 @@ func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
 			}()
 			return end
 		}
-		src.Close() // a failed source: the next Open reads through sarama's partition consumer
+		// A failed source: the next Open reads through sarama's partition
+		// consumer. One that lost its position says where to go on.
+		err = src.Close()
 		start = resume
+		if to, lost := fetch.LostPosition(err); lost && end == SourceEnded {
+			var ok bool
+			if start, ok = w.resumeAfterLoss(owned, err, start, to); !ok {
+				return w.endConsuming()
+			}
+		}
 	}
+}
+
+// resumeAfterLoss moves the partition from position, which left the log's
+// range mid-stream (lost: a *fetch.TruncationError or a
+// *fetch.RetentionError), to to, the log's end or start, and reports lost.
+// to is stored before anything after it is handed out; below the
+// committed offset (a truncation past what was committed) it is stored as
+// a reset, which ends the claim, where the store can (ZooKeeper), as
+// onOutOfRange does. The marks of messages delivered before, at or past
+// to, never count (see offsets.Partition.RestartUncommittedUnlessRewind).
+// It returns where to fetch next, or false when consuming ends (the claim
+// ended, or the worker's context). See docs/batch-feed.md, "Out of range
+// mid-stream".
+func (w *Worker) resumeAfterLoss(owned *offsets.Partition, lost error, position, to int64) (int64, bool) {
+	if !owned.RestartUncommittedUnlessRewind(to) {
+		applies, err := w.deps.Offsets.RewindAsReset(owned, to)
+		switch {
+		case applies && errors.Is(err, offsets.ErrSeekPending):
+			return position, true // the offset stored underneath wins: take the seek
+		case applies && err != nil:
+			w.report(fmt.Errorf("store offset %d as a reset after %w: %w", to, lost, err))
+			if owned.Lost() || !w.cooldown() {
+				return 0, false
+			}
+			return position, true // read it again: lost again, or a seek meanwhile
+		case applies:
+			w.report(lost)
+			w.log.Warn("log truncated below the committed offset: stored its end as a reset, ending the claim",
+				"offset", to, "position", position)
+			return 0, false // the claim ended with the reset: the loss event follows
+		}
+		owned.RestartUncommitted(to) // the store knows no epochs: a lower offset is written as onOutOfRange writes it
+	}
+	w.report(lost)
+	if !w.commitStart(owned) {
+		return 0, false
+	}
+	return to, true
 }
 
 // endConsuming returns the event that ends consuming once nothing more

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -69,25 +71,29 @@ func (w *Worker) cleanUpInDoubtClaim() {
 // ZooKeeper's answer is in doubt, until the node is gone or not ours, or
 // pc's session has ended (and the node with it).
 func (w *Worker) releaseIfOurs(pc *kazoo.PartitionClaim) error {
-	wait := w.cfg.InitialInterval
-	for {
+	closing, cancel := untilClosed(w.deps.Closing)
+	defer cancel()
+	// Waits never outlast a quarter of the session timeout; the session
+	// is pc's for as long as this runs (its end ends the retries).
+	waits := w.retryBackOff(min(w.cfg.MaxInterval, w.deps.Session.SessionTimeout()/4))
+	err := backoff.RetryNotify(func() error {
 		err := w.deps.Registry.ReleaseAfterLoss(pc)
-		if err == nil || !kazoo.IsRetryable(err) {
-			return err
-		}
-		if w.sessionEnded(pc.SessionID) {
+		switch {
+		case err == nil:
 			return nil
+		case !kazoo.IsRetryable(err):
+			return backoff.Permanent(err)
+		case w.sessionEnded(pc.SessionID):
+			return nil // the node ended with the session
 		}
+		return err
+	}, backoff.WithContext(waits, closing), func(err error, _ time.Duration) {
 		w.log.Debug("deleting an owner node of ours failed; trying again", "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-w.deps.Closing: // the session is closed next, and the node with it
-			t.Stop()
-			return nil
-		}
-		wait = min(2*wait, w.cfg.MaxInterval, w.deps.Session.SessionTimeout()/4)
+	})
+	if errors.Is(err, context.Canceled) && closing.Err() != nil {
+		return nil // Close: the session is closed next, and the node with it
 	}
+	return err
 }
 
 // sessionEnded reports whether session id is over for good (expired,

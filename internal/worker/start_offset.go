@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/zkgroup/kafka/internal/offsets"
 )
 
@@ -40,39 +42,23 @@ import (
 // startReportAfter.
 func (w *Worker) startAtInitial(owned *offsets.Partition) (start int64, ok bool) {
 	first := time.Now()
-	wait := w.cfg.InitialInterval
-	for {
-		start, err := w.resolveInitial()
-		if err == nil {
-			owned.RestartUncommitted(start)
-			return start, w.commitStart(owned)
-		}
-		if time.Since(first) >= startReportAfter {
-			w.report(fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cfg.Initial), err))
-		}
-		if !w.wait(wait) {
-			return 0, false
-		}
-		wait = min(2*wait, w.cfg.RetryCooldown)
+	start, err := backoff.RetryNotifyWithData(w.resolveInitial,
+		backoff.WithContext(w.retryBackOff(w.cfg.RetryCooldown), w.ctx),
+		func(err error, _ time.Duration) {
+			if time.Since(first) >= startReportAfter {
+				w.report(fmt.Errorf("resolve the start offset (%s, Offsets.Initial): %w", offsetName(w.cfg.Initial), err))
+			}
+		})
+	if err != nil {
+		return 0, false // the worker's context ended: every error is retried
 	}
+	owned.RestartUncommitted(start)
+	return start, w.commitStart(owned)
 }
 
 // startReportAfter is how long resolving a start offset may fail before the
 // failures are reported: longer than a new topic takes to get its leaders.
 const startReportAfter = 2 * time.Second
-
-// wait waits d before a retry. It returns false, early, when the worker's
-// context ends (stop, abandon, loss, expiry).
-func (w *Worker) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-w.ctx.Done():
-		return false
-	}
-}
 
 // resolveInitial asks the partition's leader for the offset Offsets.Initial
 // names.
@@ -90,25 +76,26 @@ func (w *Worker) resolveInitial() (int64, error) {
 // delivery. It returns false when the worker's context ended first (stop,
 // abandon, loss, expiry).
 func (w *Worker) commitStart(owned *offsets.Partition) bool {
-	wait := w.cfg.InitialInterval
-	for {
+	stored, err := backoff.RetryWithData(func() (bool, error) {
 		err := w.deps.Offsets.Commit(owned)
 		var conflict *offsets.ConflictError
 		switch {
 		case owned.Lost():
-			return false // the loss event ends the worker
+			return false, nil // the loss event ends the worker
 		case errors.As(err, &conflict) || owned.Seeking():
-			return true // commit reported it; the seek is taken first
+			return true, nil // commit reported it; the seek is taken first
 		case err != nil:
 			w.deps.Report(err)
-		default:
-			if _, dirty, ok := owned.PendingOutsideRecall(); ok && !dirty {
-				return true
-			}
+			return false, err
 		}
-		if !w.wait(wait) {
-			return false
+		if _, dirty, ok := owned.PendingOutsideRecall(); !ok || dirty {
+			return false, errStartPending
 		}
-		wait = min(2*wait, w.cfg.RetryCooldown)
-	}
+		return true, nil
+	}, backoff.WithContext(w.retryBackOff(w.cfg.RetryCooldown), w.ctx))
+	return err == nil && stored
 }
+
+// errStartPending: a commit of the start returned without storing it (a
+// recall ran meanwhile, or the store had nothing to write): try again.
+var errStartPending = errors.New("the start offset is not stored yet")
