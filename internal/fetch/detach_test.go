@@ -2,8 +2,10 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -30,10 +32,10 @@ func TestDetachMessagesCopiesAndKeepsNil(t *testing.T) {
 	}
 }
 
-// A partition whose messages wait for a slow reader must pin only what the
-// feed budget counts for it (its keys and values), not the whole response
-// its round shared with other partitions.
-func TestMessagesOfASharedResponsePinOnlyTheirPartition(t *testing.T) {
+// A batch that waits for a slow reader must pin only what the feed budget
+// counts for it (its keys and values), not the whole response its round
+// shared with other partitions.
+func TestBatchWaitingForASlowReaderPinsOnlyItself(t *testing.T) {
 	const size = 4 << 20
 	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
 	for p := int32(0); p < 3; p++ {
@@ -42,7 +44,10 @@ func TestMessagesOfASharedResponsePinOnlyTheirPartition(t *testing.T) {
 	}
 	f, broker := starvedFetcher(t, res)
 	answers, _ := runRound(t, f, broker, 0, 1, 2)
-	kept := answers[0].msgs
+	if !answers[0].shared {
+		t.Fatal("a result of a response that fed three partitions is not marked shared")
+	}
+	kept := handOverSlowly(t, answers[0], 2*detachAfter)
 	answers = nil
 	if len(kept) != 1 || len(kept[0].Value) != size || kept[0].Value[size-1] != 'a' {
 		t.Fatalf("partition 0's message not read whole")
@@ -56,6 +61,33 @@ func TestMessagesOfASharedResponsePinOnlyTheirPartition(t *testing.T) {
 	if pinned > counted*3/2 {
 		t.Fatalf("partition 0's one message (%d bytes counted) keeps %d bytes alive: the whole shared response", counted, pinned)
 	}
+}
+
+// A batch its reader takes at once is not copied: the copy would only add
+// allocations.
+func TestBatchTakenAtOnceIsNotCopied(t *testing.T) {
+	buf := []byte("value")
+	r := fetchResult{msgs: []*sarama.ConsumerMessage{{Value: buf}}, shared: true}
+	msgs := handOverSlowly(t, r, 0)
+	buf[0] = 'V'
+	if string(msgs[0].Value) != "Value" {
+		t.Fatalf("a batch taken at once was copied: %q", msgs[0].Value)
+	}
+}
+
+// handOverSlowly hands r over through a batch feed whose reader comes
+// after wait, and returns the messages the reader got.
+func handOverSlowly(t *testing.T, r fetchResult, wait time.Duration) []*sarama.ConsumerMessage {
+	t.Helper()
+	feed := &batchFeed{batches: make(chan fetchResult)}
+	done := make(chan bool, 1)
+	go func() { done <- feed.handOver(context.Background(), &r) }()
+	time.Sleep(wait)
+	got := <-feed.batches
+	if !<-done {
+		t.Fatal("handOver gave up")
+	}
+	return got.msgs
 }
 
 func heapInUse() int64 {
