@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync/atomic"
+	"time"
 )
 
 // batchFeed fetches a partition's batches in the background, from one
@@ -31,6 +32,8 @@ type batchFeed struct {
 	budget  *feedBudget // the group's, shared by every feed
 	hold    feedHold    // what this feed holds of budget
 	current int64       // bytes of the batch its Source hands out; the Source's
+
+	detachTimer *time.Timer // handOver's wait for a slow reader (nil until first used)
 }
 
 // newBatchFeed starts a feed fetching with fetch from offset from on, until
@@ -110,11 +113,38 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			continue // the long poll ended without messages
 		}
 		size = f.fetchDefault
-		select {
-		case f.batches <- r:
-		case <-ctx.Done():
+		if !f.handOver(ctx, &r) {
 			return
 		}
+	}
+}
+
+// handOver passes r to the feed's Source, and copies its messages out of a
+// shared response while it waits longer than detachAfter for a slow reader
+// (see detach.go). It returns false when ctx ends first.
+func (f *batchFeed) handOver(ctx context.Context, r *fetchResult) bool {
+	if r.shared {
+		if f.detachTimer == nil {
+			f.detachTimer = time.NewTimer(detachAfter)
+		} else {
+			f.detachTimer.Reset(detachAfter)
+		}
+		select {
+		case f.batches <- *r:
+			f.detachTimer.Stop()
+			return true
+		case <-ctx.Done():
+			f.detachTimer.Stop()
+			return false
+		case <-f.detachTimer.C:
+			r.detach()
+		}
+	}
+	select {
+	case f.batches <- *r:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -59,6 +59,9 @@ type fetchResult struct {
 	// after the last message the leader holds, read or not.
 	hwm   int64
 	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	// shared says msgs alias a response that fed other partitions too
+	// (see detach.go).
+	shared bool
 	// throttle is how long the broker asked to hold back the next fetch (a
 	// client quota exceeded): the answer holds no messages then.
 	throttle time.Duration
@@ -307,6 +310,7 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 			empty = append(empty, w)
 		}
 	}
+	markShared(results)
 	f.answer(id, batch, results)
 	return empty
 }

@@ -32,7 +32,10 @@
 // turns the group's batch feed off (Config.Fetch.Batches).
 // -stall holds every reader back for a while from the case's start, so
 // the buffers between broker and reader fill up: the memory of a reader
-// slower than the fetches.
+// slower than the fetches. -slow k (busy cases through the handler) makes
+// the readers of partitions 0..k-1 stop after their first message until
+// every other message is marked: what a few slow partitions keep alive
+// while their round-mates are read.
 // Besides the whole run, each case prints the time from its start to the
 // first message delivered and to the last message wanted (the throughput and busy cases) or to the last
 // partition heard from (the idle cases).
@@ -68,6 +71,7 @@ func main() {
 	flag.BoolVar(&batches, "batches", true, "Config.Fetch.Batches of the group's cases")
 	flag.StringVar(&heapProfile, "heapprofile", "", "write a heap profile here when the live heap is taken")
 	flag.DurationVar(&stall, "stall", 0, "how long the reader (handler or Messages() loop) waits before reading its first message, so buffers fill up")
+	flag.IntVar(&slow, "slow", 0, "busy cases through the handler: partitions 0..slow-1 stop after their first message until every other message is marked")
 	flag.StringVar(&midProfile, "midprofile", "", "write a heap profile here (after a GC) when half the messages wanted were marked")
 	flag.StringVar(&goroutineProfile, "goroutineprofile", "", "write the goroutines, grouped by stack, here when the live heap is taken")
 	flag.Parse()
@@ -89,6 +93,7 @@ func main() {
 		err = ensureTopic(brokers, topic, int32(*partitions), *partitions, 0)
 	case strings.Contains(*which, "-busy"):
 		topic, want = fmt.Sprintf("zkgroup.mem.busy.%d.%d.%d", *partitions, *per, *size), *partitions**per
+		slowHeld = int64(slow * (*per - 1))
 		if err = ensureTopic(brokers, topic, int32(*partitions), want, *size); err == nil {
 			want, err = topicSize(brokers, topic) // a retried send may have added some
 		}
@@ -165,6 +170,27 @@ var stall time.Duration
 func stallOnce() {
 	if d := stall - time.Since(start); d > 0 {
 		time.Sleep(d)
+	}
+}
+
+// slow is the -slow flag; slowHeld is how many messages its slow
+// partitions hold back; slowGate is closed once every other message is
+// marked.
+var (
+	slow     int
+	slowHeld int64
+	slowGate = make(chan struct{})
+	slowOnce sync.Once
+)
+
+// holdIfSlow blocks the reader of a slow partition after its first
+// message until slowGate closes (or ctx ends).
+func holdIfSlow(ctx context.Context, partition int32, first bool) {
+	if int(partition) < slow && first {
+		select {
+		case <-slowGate:
+		case <-ctx.Done():
+		}
 	}
 }
 
@@ -305,6 +331,7 @@ func (h *markingHandler) Setup(sarama.ConsumerGroupSession) error   { return nil
 func (h *markingHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.ConsumerGroupClaim) error {
 	stallOnce()
+	first := true
 	for {
 		select {
 		case m, ok := <-c.Messages():
@@ -320,8 +347,13 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 			} else if seen := h.seen.Add(1); seen == h.want {
 				h.doneOnce.Do(h.done)
 			} else {
+				if slow > 0 && seen == h.want-slowHeld {
+					slowOnce.Do(func() { close(slowGate) })
+				}
 				noteProgress(seen, h.want)
 			}
+			holdIfSlow(s.Context(), m.Partition, first)
+			first = false
 		case <-s.Context().Done():
 			return nil
 		}
