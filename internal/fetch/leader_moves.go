@@ -1,0 +1,323 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// Leader moves: the group's topic source hears of a moved leader at once
+// (ZooKeeper's watch on the partition state) or within its refresh interval
+// (Kafka's metadata), while the fetches learn of it only from an error, or,
+// when none comes, from sarama's background refresh. LeadersMoved closes
+// that gap: it refreshes the client's metadata for the topic and moves the
+// fetches queued for, or in flight to, the old leader to the new one. See
+// docs/batch-feed.md, "Leaders and epochs".
+
+// errLeaderMoved is the cause a want is cancelled with when the client
+// names another leader (or epoch) for its partition than the one it was
+// queued for: its fetch is sent again, to the new leader.
+var errLeaderMoved = errors.New("the partition's leader moved")
+
+const (
+	// moveRefreshes is how many metadata refreshes a reported move gets
+	// before it is applied whatever the client says: the broker answering
+	// may not have heard of the move yet.
+	moveRefreshes = 10
+	// moveRefreshDelay is the wait between those refreshes.
+	moveRefreshDelay = 100 * time.Millisecond
+	// maxMovesPerFetch bounds how often one fetch follows a moved leader
+	// before it returns, so metadata that keeps changing cannot hold it.
+	maxMovesPerFetch = 10
+)
+
+// leaderMoves holds the moves reported and not applied yet, and the
+// goroutine that applies them. Its zero value is ready: the goroutine
+// starts with the first report, and Engine.Close stops it.
+type leaderMoves struct {
+	mu      sync.Mutex
+	pending map[string]map[int32]int32 // by topic: partition → the leader the source names
+	applied map[string]chan struct{}   // by topic: closed when its next move is applied
+	wake    chan struct{}              // capacity 1: pending grew
+	stop    chan struct{}
+	done    chan struct{}
+	started bool
+	stopped bool
+}
+
+// LeadersMoved tells the engine that the leaders of topic's partitions
+// moved, to the brokers leaders names (by partition). It does not wait:
+// in the background the client's metadata for topic is refreshed (unless
+// it names those leaders already), every fetch of the topic whose
+// partition the client now names another leader for is sent again to it,
+// and feeds waiting out a retry's backoff on the topic fetch again at
+// once. The group's topic source calls it (topics.WithLeaderMoves).
+func (e *Engine) LeadersMoved(topic string, leaders map[int32]int32) {
+	m := &e.moves
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped || len(leaders) == 0 {
+		return
+	}
+	if m.pending == nil {
+		m.pending = make(map[string]map[int32]int32)
+	}
+	if m.pending[topic] == nil {
+		m.pending[topic] = make(map[int32]int32, len(leaders))
+	}
+	for p, l := range leaders {
+		m.pending[topic][p] = l
+	}
+	if !m.started {
+		m.started = true
+		m.wake, m.stop, m.done = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+		go e.applyLeaderMoves()
+	}
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// nextMove returns a channel closed once the next move of topic reported
+// to LeadersMoved is applied.
+func (m *leaderMoves) nextMove(topic string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.applied == nil {
+		m.applied = make(map[string]chan struct{})
+	}
+	ch, ok := m.applied[topic]
+	if !ok {
+		ch = make(chan struct{})
+		m.applied[topic] = ch
+	}
+	return ch
+}
+
+// close stops the goroutine applying moves and waits for it; later
+// reports are ignored.
+func (m *leaderMoves) close() {
+	m.mu.Lock()
+	m.stopped = true
+	started := m.started
+	m.mu.Unlock()
+	if started {
+		close(m.stop)
+		<-m.done
+	}
+}
+
+// applyLeaderMoves applies the reported moves until Close: a topic whose
+// moved partitions the client names other leaders for than the source is
+// refreshed (one metadata request for all such topics), up to
+// moveRefreshes times moveRefreshDelay apart; then its fetches are moved
+// (see roundFetcher.followMoves) and its feeds in a retry's backoff woken.
+func (e *Engine) applyLeaderMoves() {
+	m := &e.moves
+	defer close(m.done)
+	tries := make(map[string]int)
+	for {
+		topics, moves := m.snapshot()
+		if len(topics) == 0 {
+			select {
+			case <-m.stop:
+				return
+			case <-m.wake:
+				continue
+			}
+		}
+		var stale []string
+		for _, t := range topics {
+			if !e.clientNames(t, moves[t]) {
+				stale = append(stale, t)
+			}
+		}
+		if len(stale) > 0 {
+			_ = e.env.client.RefreshMetadata(stale...)
+		}
+		for _, t := range topics {
+			tries[t]++
+			if !slices.Contains(stale, t) || tries[t] >= moveRefreshes || e.clientNames(t, moves[t]) {
+				delete(tries, t)
+				e.applyMove(t, moves[t])
+			}
+		}
+		if m.anyPending() && !sleepUntil(m.stop, moveRefreshDelay) {
+			return
+		}
+	}
+}
+
+// snapshot returns the topics with moves pending, sorted, and a copy of
+// those moves.
+func (m *leaderMoves) snapshot() ([]string, map[string]map[int32]int32) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	topics := make([]string, 0, len(m.pending))
+	moves := make(map[string]map[int32]int32, len(m.pending))
+	for t, leaders := range m.pending {
+		topics = append(topics, t)
+		moves[t] = maps.Clone(leaders)
+	}
+	slices.Sort(topics)
+	return topics, moves
+}
+
+// anyPending reports whether a move is still to be applied.
+func (m *leaderMoves) anyPending() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.pending) > 0
+}
+
+// clientNames reports whether the client's metadata names, for each
+// partition of topic in leaders, the leader leaders gives.
+func (e *Engine) clientNames(topic string, leaders map[int32]int32) bool {
+	for p, want := range leaders {
+		b, _, err := leaderAndEpoch(e.env.client, topic, p)
+		if err != nil || b.ID() != want {
+			return false
+		}
+	}
+	return true
+}
+
+// applyMove moves the fetches of topic to the leaders the client names
+// now, forgets the moves of leaders that no later report replaced, and
+// wakes whoever waits on nextMove(topic).
+func (e *Engine) applyMove(topic string, leaders map[int32]int32) {
+	e.busy.followMoves(topic)
+	e.idle.followMoves(topic)
+	m := &e.moves
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for p, l := range leaders {
+		if m.pending[topic][p] == l {
+			delete(m.pending[topic], p)
+		}
+	}
+	if len(m.pending[topic]) == 0 {
+		delete(m.pending, topic)
+	}
+	if ch, ok := m.applied[topic]; ok {
+		close(ch)
+		delete(m.applied, topic)
+	}
+}
+
+// sleepUntil waits d, or less when stop is closed first; it reports
+// whether stop is still open.
+func sleepUntil(stop <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// movableWants are a fetcher's wants still waited for, by topic, each
+// with the broker it was queued for and the cancel of its context: a want
+// cancelled with errLeaderMoved is dropped from its round (see
+// takeDistinct) and sent again by its fetchSized. Its zero value is ready.
+type movableWants struct {
+	mu      sync.Mutex
+	byTopic map[string]map[*fetchWant]movableWant
+}
+
+type movableWant struct {
+	broker int32 // the id of the broker it was queued for
+	cancel context.CancelCauseFunc
+}
+
+func (m *movableWants) add(w *fetchWant, broker int32, cancel context.CancelCauseFunc) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byTopic == nil {
+		m.byTopic = make(map[string]map[*fetchWant]movableWant)
+	}
+	if m.byTopic[w.topic] == nil {
+		m.byTopic[w.topic] = make(map[*fetchWant]movableWant)
+	}
+	m.byTopic[w.topic][w] = movableWant{broker, cancel}
+}
+
+func (m *movableWants) remove(w *fetchWant) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.byTopic[w.topic], w)
+	if len(m.byTopic[w.topic]) == 0 {
+		delete(m.byTopic, w.topic)
+	}
+}
+
+// cancel cancels w with errLeaderMoved; it reports false for a want that
+// is not movable (not waited for by fetchSized).
+func (m *movableWants) cancel(w *fetchWant) bool {
+	m.mu.Lock()
+	mw, ok := m.byTopic[w.topic][w]
+	m.mu.Unlock()
+	if ok {
+		mw.cancel(errLeaderMoved)
+	}
+	return ok
+}
+
+// followMoves sends every want of topic waited for, queued or in flight,
+// whose partition the client names another leader or epoch for now, to
+// that leader: its fetchSized stops waiting for the old one (a long poll
+// there is not waited out) and fetches again.
+func (f *roundFetcher) followMoves(topic string) {
+	f.wants.mu.Lock()
+	wants := maps.Clone(f.wants.byTopic[topic])
+	f.wants.mu.Unlock()
+	for w, mw := range wants {
+		if f.ledElsewhere(w, mw.broker) {
+			mw.cancel(errLeaderMoved)
+		}
+	}
+}
+
+// stillLed returns the wants of batch, a round to broker id about to be
+// sent, whose partitions the client still names id leader of, at the
+// epoch they carry. The others are cancelled (errLeaderMoved): their
+// fetchSized sends them to the new leader.
+func (f *roundFetcher) stillLed(id int32, batch []*fetchWant) []*fetchWant {
+	led := batch[:0:0]
+	for _, w := range batch {
+		if f.ledElsewhere(w, id) && f.wants.cancel(w) {
+			continue
+		}
+		led = append(led, w)
+	}
+	return led
+}
+
+// ledElsewhere reports whether the client's metadata names another leader
+// than broker for w's partition, or another epoch than w carries. A
+// partition the client knows no leader of is not: its fetch goes where it
+// was queued, and the broker's answer says what to do.
+func (f *roundFetcher) ledElsewhere(w *fetchWant, broker int32) bool {
+	b, epoch, err := leaderAndEpoch(f.env.client, w.topic, w.partition)
+	return err == nil && (b.ID() != broker || epoch != w.epoch)
+}
+
+// leaderMovedError reports whether err is a partition error saying the
+// broker fetched does not lead the partition at the fetch's epoch.
+func leaderMovedError(err error) bool {
+	for _, kerr := range []sarama.KError{sarama.ErrNotLeaderForPartition, sarama.ErrFencedLeaderEpoch,
+		sarama.ErrUnknownLeaderEpoch, sarama.ErrLeaderNotAvailable} {
+		if errors.Is(err, kerr) {
+			return true
+		}
+	}
+	return false
+}
