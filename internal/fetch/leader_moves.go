@@ -101,13 +101,14 @@ func (m *leaderMoves) nextMove(topic string) <-chan struct{} {
 }
 
 // close stops the goroutine applying moves and waits for it; later
-// reports are ignored.
+// reports are ignored. Closing again does nothing.
 func (m *leaderMoves) close() {
 	m.mu.Lock()
+	first := !m.stopped
 	m.stopped = true
 	started := m.started
 	m.mu.Unlock()
-	if started {
+	if first && started {
 		close(m.stop)
 		<-m.done
 	}
