@@ -2,12 +2,14 @@ package integration
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	metrics "github.com/rcrowley/go-metrics"
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
@@ -51,13 +53,14 @@ func TestIntegrationBrokersLeaderMove(t *testing.T) {
 // group's config cfg.
 func leaderMoveRun(t *testing.T, cfg *consumergroup.Config) {
 	topic := testenv.UniqueName("it")
-	admin := replicatedTopic(t, topic)
+	replicatedTopic(t, topic)
 	client, err := sarama.NewClient(testenv.KafkaAddrs(), saramaConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer client.Close()
 
+	cfg.MetricRegistry = metrics.NewRegistry()
 	l := newLedger()
 	cg := join(t, testenv.UniqueName("g"), []string{topic}, cfg)
 	done := consume(t, 0, cg, l)
@@ -68,19 +71,8 @@ func leaderMoveRun(t *testing.T, cfg *consumergroup.Config) {
 
 	for move := range leaderMoves {
 		from, to := nextLeader(t, client, topic)
-		if err := admin.AlterPartitionReassignments(topic, [][]int32{to}); err != nil {
-			t.Fatalf("reorder the replicas of %s/0 to %v: %v", topic, to, err)
-		}
-		waitFor(t, 30*time.Second, "the reassignment", func() bool { return reassigned(admin, topic) })
-		start := time.Now()
-		res, err := admin.ElectLeaders(sarama.PreferredElection, map[string][]int32{topic: {0}})
-		if err != nil {
-			t.Fatalf("elect the preferred leader of %s/0: %v", topic, err)
-		}
-		if r := res[topic][0]; r != nil && !errors.Is(r.ErrorCode, sarama.ErrNoError) {
-			t.Fatalf("elect the preferred leader of %s/0: %v", topic, r.ErrorCode)
-		}
-		elected := time.Now()
+		fetched := firstFetchTo(cfg.MetricRegistry, to[0])
+		start, elected := moveLeader(t, client, topic, to)
 		// Acknowledged from now on: written by the new leader.
 		end := prod.next()
 		var first delivery
@@ -93,9 +85,10 @@ func leaderMoveRun(t *testing.T, cfg *consumergroup.Config) {
 		if acked := prod.ackedAt(first.offset); !acked.IsZero() {
 			sinceAck = first.at.Sub(acked).Round(time.Millisecond).String()
 		}
-		t.Logf("move %d, leader %d -> %d (election took %v): the new leader's first message (offset %d) consumed %v after the election, %s after its produce was acknowledged",
-			move+1, from, to[0], elected.Sub(start).Round(time.Millisecond), first.offset,
-			first.at.Sub(elected).Round(time.Millisecond), sinceAck)
+		t.Logf("move %d, leader %d -> %d (election took %v): first fetch from the new leader %v after the election started; "+
+			"its first message (offset %d) consumed %v after the election, %s after its produce was acknowledged",
+			move+1, from, to[0], elected.Sub(start).Round(time.Millisecond), (<-fetched).Sub(start).Round(time.Millisecond),
+			first.offset, first.at.Sub(elected).Round(time.Millisecond), sinceAck)
 		time.Sleep(time.Second)
 	}
 
@@ -108,21 +101,27 @@ func leaderMoveRun(t *testing.T, cfg *consumergroup.Config) {
 	}
 }
 
-// replicatedTopic creates topic with one partition on three replicas, waits
-// until all three are in sync, and deletes it when the test ends. It
-// returns a cluster admin, closed then too.
-func replicatedTopic(t *testing.T, topic string) sarama.ClusterAdmin {
+// clusterAdmin opens a cluster admin of the stack, closed when the test
+// ends.
+func clusterAdmin(t *testing.T) sarama.ClusterAdmin {
 	t.Helper()
 	admin, err := sarama.NewClusterAdmin(testenv.KafkaAddrs(), saramaConfig())
 	if err != nil {
 		t.Fatalf("cluster admin: %v", err)
 	}
 	t.Cleanup(func() { _ = admin.Close() })
-	if err := admin.CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 3}, false); err != nil {
+	return admin
+}
+
+// replicatedTopic creates topic with one partition on three replicas, waits
+// until all three are in sync, and deletes it when the test ends.
+func replicatedTopic(t *testing.T, topic string) {
+	t.Helper()
+	if err := clusterAdmin(t).CreateTopic(topic, &sarama.TopicDetail{NumPartitions: 1, ReplicationFactor: 3}, false); err != nil {
 		t.Fatalf("create topic %s: %v", topic, err)
 	}
 	t.Cleanup(func() {
-		if err := admin.DeleteTopic(topic); err != nil {
+		if err := clusterAdmin(t).DeleteTopic(topic); err != nil {
 			t.Logf("delete topic %s: %v", topic, err)
 		}
 	})
@@ -138,7 +137,6 @@ func replicatedTopic(t *testing.T, topic string) sarama.ClusterAdmin {
 		isr, err := client.InSyncReplicas(topic, 0)
 		return err == nil && len(isr) == 3
 	})
-	return admin
 }
 
 // nextLeader returns the partition's leader now and its replicas ordered
@@ -166,11 +164,62 @@ func nextLeader(t *testing.T, client sarama.Client, topic string) (int32, []int3
 	return leader.ID(), order
 }
 
+// moveLeader makes replicas the replica order of topic's partition and
+// elects its preferred leader, replicas[0], through a cluster admin of its
+// own (a request that timed out leaves an admin's connection unusable). It
+// returns when the election started and when client saw it done.
+func moveLeader(t *testing.T, client sarama.Client, topic string, replicas []int32) (start, elected time.Time) {
+	t.Helper()
+	admin := clusterAdmin(t)
+	if err := admin.AlterPartitionReassignments(topic, [][]int32{replicas}); err != nil {
+		t.Fatalf("reorder the replicas of %s/0 to %v: %v", topic, replicas, err)
+	}
+	waitFor(t, 30*time.Second, "the reassignment", func() bool { return reassigned(admin, topic) })
+	start = time.Now()
+	res, err := admin.ElectLeaders(sarama.PreferredElection, map[string][]int32{topic: {0}})
+	switch r := res[topic][0]; {
+	case err != nil:
+		// Kafka may leave the answer out while the election went through:
+		// the client below tells.
+		t.Logf("elect the preferred leader of %s/0: %v", topic, err)
+	case r != nil && !errors.Is(r.ErrorCode, sarama.ErrNoError):
+		t.Fatalf("elect the preferred leader of %s/0: %v", topic, r.ErrorCode)
+	}
+	elected = time.Now()
+	waitFor(t, 30*time.Second, "the new leader", func() bool {
+		if client.RefreshMetadata(topic) != nil {
+			return false
+		}
+		b, err := client.Leader(topic, 0)
+		return err == nil && b.ID() == replicas[0]
+	})
+	return start, elected
+}
+
 // reassigned reports whether no reassignment of topic's partition is
 // under way.
 func reassigned(admin sarama.ClusterAdmin, topic string) bool {
 	status, err := admin.ListPartitionReassignments(topic, []int32{0})
 	return err == nil && len(status[topic]) == 0
+}
+
+// firstFetchTo returns a channel that receives the time of the first
+// fetch request sent to broker id (sarama's per-broker meter of Fetch
+// requests in registry) after the call, or the zero time after 60 s.
+func firstFetchTo(registry metrics.Registry, id int32) <-chan time.Time {
+	meter := metrics.GetOrRegisterMeter(fmt.Sprintf("protocol-requests-rate-1-for-broker-%d", id), registry)
+	before := meter.Count()
+	ch := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if meter.Count() > before {
+				ch <- time.Now()
+				return
+			}
+		}
+		ch <- time.Time{}
+	}()
+	return ch
 }
 
 // firstFrom returns the first delivery, in time, of an offset at or after
