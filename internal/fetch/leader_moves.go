@@ -27,10 +27,14 @@ var errLeaderMoved = errors.New("the partition's leader moved")
 const (
 	// moveRefreshes is how many metadata refreshes a reported move gets
 	// before it is applied whatever the client says: the broker answering
-	// may not have heard of the move yet.
-	moveRefreshes = 10
-	// moveRefreshDelay is the wait between those refreshes.
-	moveRefreshDelay = 100 * time.Millisecond
+	// may not have heard of the move yet (ZooKeeper's watch can fire
+	// before the controller told the brokers).
+	moveRefreshes = 8
+	// moveRefreshDelay is the wait after a refresh that found the client
+	// behind, doubled after each, up to maxMoveRefreshDelay: about 1.3 s
+	// for all of them.
+	moveRefreshDelay    = 20 * time.Millisecond
+	maxMoveRefreshDelay = 320 * time.Millisecond
 	// maxMovesPerFetch bounds how often one fetch follows a moved leader
 	// before it returns, so metadata that keeps changing cannot hold it.
 	maxMovesPerFetch = 10
@@ -114,18 +118,20 @@ func (m *leaderMoves) close() {
 	}
 }
 
-// applyLeaderMoves applies the reported moves until Close: a topic whose
-// moved partitions the client names other leaders for than the source is
-// refreshed (one metadata request for all such topics), up to
-// moveRefreshes times moveRefreshDelay apart; then its fetches are moved
-// (see roundFetcher.followMoves) and its feeds in a retry's backoff woken.
+// applyLeaderMoves applies the reported moves until Close: the topics
+// whose moved partitions the client names other leaders for than the
+// source are refreshed (one metadata request for all of them), up to
+// moveRefreshes times; then each topic's fetches are moved (see
+// roundFetcher.followMoves) and its feeds in a retry's backoff woken.
 func (e *Engine) applyLeaderMoves() {
 	m := &e.moves
 	defer close(m.done)
 	tries := make(map[string]int)
+	delay := moveRefreshDelay
 	for {
 		topics, moves := m.snapshot()
 		if len(topics) == 0 {
+			delay = moveRefreshDelay
 			select {
 			case <-m.stop:
 				return
@@ -140,17 +146,24 @@ func (e *Engine) applyLeaderMoves() {
 			}
 		}
 		if len(stale) > 0 {
-			_ = e.env.client.RefreshMetadata(stale...)
+			err := e.env.client.RefreshMetadata(stale...)
+			e.env.log.Debug("leaders moved: metadata refreshed", "topics", stale, "err", err)
 		}
 		for _, t := range topics {
 			tries[t]++
-			if !slices.Contains(stale, t) || tries[t] >= moveRefreshes || e.clientNames(t, moves[t]) {
+			agrees := !slices.Contains(stale, t) || e.clientNames(t, moves[t])
+			if agrees || tries[t] >= moveRefreshes {
+				e.env.log.Debug("leaders moved: fetching from the leaders the client names", "topic", t,
+					"moved", moves[t], "rounds", tries[t], "agrees", agrees)
 				delete(tries, t)
 				e.applyMove(t, moves[t])
 			}
 		}
-		if m.anyPending() && !sleepUntil(m.stop, moveRefreshDelay) {
-			return
+		if m.anyPending() {
+			if !sleepUntil(m.stop, delay) {
+				return
+			}
+			delay = min(2*delay, maxMoveRefreshDelay)
 		}
 	}
 }
