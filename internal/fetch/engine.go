@@ -104,9 +104,9 @@ func NewEngine(conf Config, deps Deps) *Engine {
 	return e
 }
 
-// Close stops applying leader moves, closes the fetchers' own
-// connections, at once, and waits until their rounds are over. Call it
-// once every Source is closed.
+// Close stops applying leader moves (without waiting for a metadata
+// refresh under way), closes the fetchers' own connections, at once, and
+// waits until their rounds are over. Call it once every Source is closed.
 func (e *Engine) Close() {
 	e.moves.close()
 	e.busy.closeConns()

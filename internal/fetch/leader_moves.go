@@ -104,18 +104,18 @@ func (m *leaderMoves) nextMove(topic string) <-chan struct{} {
 	return ch
 }
 
-// close stops the goroutine applying moves and waits for it; later
-// reports are ignored. Closing again does nothing.
+// close stops the goroutine applying moves; later reports are ignored.
+// It does not wait: a metadata refresh under way (sarama's takes no
+// context, and a hung broker holds it for the read timeout) would hold up
+// the group's Close. The goroutine ends once the refresh returns, within
+// Net.ReadTimeout. Closing again does nothing.
 func (m *leaderMoves) close() {
 	m.mu.Lock()
-	first := !m.stopped
-	m.stopped = true
-	started := m.started
-	m.mu.Unlock()
-	if first && started {
+	defer m.mu.Unlock()
+	if !m.stopped && m.started {
 		close(m.stop)
-		<-m.done
 	}
+	m.stopped = true
 }
 
 // applyLeaderMoves applies the reported moves until Close: the topics
@@ -148,6 +148,9 @@ func (e *Engine) applyLeaderMoves() {
 		if len(stale) > 0 {
 			err := e.env.client.RefreshMetadata(stale...)
 			e.env.log.Debug("leaders moved: metadata refreshed", "topics", stale, "err", err)
+			if m.closed() {
+				return
+			}
 		}
 		for _, t := range topics {
 			tries[t]++
@@ -181,6 +184,16 @@ func (m *leaderMoves) snapshot() ([]string, map[string]map[int32]int32) {
 	}
 	slices.Sort(topics)
 	return topics, moves
+}
+
+// closed reports whether close was called.
+func (m *leaderMoves) closed() bool {
+	select {
+	case <-m.stop:
+		return true
+	default:
+		return false
+	}
 }
 
 // anyPending reports whether a move is still to be applied.

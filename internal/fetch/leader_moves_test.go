@@ -19,11 +19,17 @@ import (
 // feeds' retries. The engine is closed at the test's end.
 func movedLeaderEngine(t *testing.T, b1 *sarama.MockBroker, backoff time.Duration) (*Engine, metrics.Counter) {
 	t.Helper()
+	return mockEngine(t, b1, func(conf *sarama.Config) { conf.Consumer.Retry.Backoff = backoff })
+}
+
+// mockEngine is movedLeaderEngine with the config changed by configure.
+func mockEngine(t *testing.T, b1 *sarama.MockBroker, configure func(*sarama.Config)) (*Engine, metrics.Counter) {
+	t.Helper()
 	conf := sarama.NewConfig()
 	conf.Version = sarama.V2_8_0_0
 	conf.ApiVersionsRequest = false // the mock brokers do not answer it
 	conf.Metadata.Retry.Max = 0
-	conf.Consumer.Retry.Backoff = backoff
+	configure(conf)
 	client, err := sarama.NewClient([]string{b1.Addr()}, conf)
 	if err != nil {
 		t.Fatal(err)
@@ -358,13 +364,38 @@ func TestFeedRetryBackoffEndsAtAppliedMove(t *testing.T) {
 	}
 }
 
-// Reports for a stopped engine are ignored; Close leaves no goroutine.
-func TestLeadersMovedAfterClose(t *testing.T) {
+// Close does not wait for a metadata refresh under way (the broker holds
+// it); the goroutine applying moves ends once the refresh returns (the
+// read timeout, 1 s here). Reports after Close are ignored.
+func TestEngineCloseDoesNotWaitForMoveRefresh(t *testing.T) {
 	b1 := sarama.NewMockBroker(t, 1)
 	defer b1.Close()
 	b1.SetHandlerByMap(map[string]sarama.MockResponse{"MetadataRequest": leaderMetadata(t, b1, b1)})
-	e, _ := movedLeaderEngine(t, b1, time.Hour)
-	e.LeadersMoved("t", map[int32]int32{0: 1})
-	e.Close()
+	e, _ := mockEngine(t, b1, func(conf *sarama.Config) { conf.Net.ReadTimeout = time.Second })
+	b1.SetHandlerByMap(map[string]sarama.MockResponse{"MetadataRequest": sarama.NewMockWrapper(nil)}) // held
 	e.LeadersMoved("t", map[int32]int32{0: 2})
+	waitFor(t, "a metadata request held", func() bool { return heldMetadata(b1) > 0 })
+	e.Close()
+	select {
+	case <-e.moves.done:
+		t.Fatal("Close waited for the metadata refresh")
+	default:
+	}
+	e.LeadersMoved("t", map[int32]int32{0: 3})
+	select {
+	case <-e.moves.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the goroutine applying moves outlived its refresh")
+	}
+}
+
+// heldMetadata counts the metadata requests broker held unanswered.
+func heldMetadata(broker *sarama.MockBroker) int {
+	n := 0
+	for _, rr := range broker.History() {
+		if _, ok := rr.Request.(*sarama.MetadataRequest); ok && rr.Response == nil {
+			n++
+		}
+	}
+	return n
 }
