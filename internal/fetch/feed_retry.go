@@ -34,7 +34,7 @@ type feedRetry struct {
 	retried func()
 	// moved, when set, returns a channel closed once the next leader move
 	// of the topic is applied to the client's metadata: the backoff ends
-	// then, without a refresh of its own (see leader_moves.go).
+	// then, without a refresh of its own (see Engine.LeadersMoved).
 	moved func() <-chan struct{}
 
 	failed int // retries in a row without a successful fetch

@@ -44,7 +44,7 @@ type roundFetcher struct {
 	leaders map[int32]*sarama.Broker
 
 	// wants are the wants fetchSized waits for, which a leader move sends
-	// to the new leader (see leader_moves.go).
+	// to the new leader (see movable_wants.go).
 	wants movableWants
 }
 
