@@ -5,6 +5,7 @@ import (
 
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/fence"
+	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/internal/worker"
 )
 
@@ -30,7 +31,7 @@ func (cg *ConsumerGroup) manage(f *fence.Fence) {
 func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 	return coord.Deps{
 		ZooKeeper:        coord.Kazoo(cg.kazoo, cg.group, cg.register),
-		Topics:           cg.topicSrc,
+		Topics:           topics.WithLeaderMoves(cg.topicSrc, cg.fetch.LeadersMoved),
 		Workers:          groupWorkers{cg},
 		Expired:          expired,
 		SweepWake:        cg.sweepWake,

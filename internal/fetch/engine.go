@@ -77,6 +77,7 @@ type Engine struct {
 	// of each batch the feed passes on, as sarama's partition consumer
 	// records each partition's answer.
 	batchSize metrics.Histogram
+	moves     leaderMoves // the leader moves reported (see LeadersMoved)
 }
 
 // NewEngine returns an Engine fetching as conf says, with deps.
@@ -104,9 +105,11 @@ func NewEngine(conf Config, deps Deps) *Engine {
 	return e
 }
 
-// Close closes the fetchers' own connections, at once, and waits until
-// their rounds are over. Call it once every Source is closed.
+// Close stops applying leader moves (without waiting for a metadata
+// refresh under way), closes the fetchers' own connections, at once, and
+// waits until their rounds are over. Call it once every Source is closed.
 func (e *Engine) Close() {
+	e.moves.close()
 	e.busy.closeConns()
 	e.idle.closeConns()
 }

@@ -35,6 +35,10 @@ type feedRetry struct {
 	// positions, when set, explains an offset out of range at a
 	// position read through (see readPositions).
 	positions *readPositions
+	// moved, when set, returns a channel closed once the next leader move
+	// of the topic is applied to the client's metadata: the backoff ends
+	// then, without a refresh of its own (see Engine.LeadersMoved).
+	moved func() <-chan struct{}
 
 	failed int // retries in a row without a successful fetch
 }
@@ -63,8 +67,9 @@ func retryBackoff(conf *sarama.Config) func(int) time.Duration {
 // again reports whether the feed fetches again after a fetch that failed
 // with err: err is one retrying mends and fewer than limit retries in a
 // row failed already. It waits the backoff and refreshes the metadata
-// first. It returns false, early, when ctx ends: a stop never waits out a
-// backoff. A nil feedRetry never retries.
+// first, or less when a leader move of the topic is applied meanwhile. It
+// returns false, early, when ctx ends: a stop never waits out a backoff. A
+// nil feedRetry never retries.
 func (r *feedRetry) again(ctx context.Context, err error) bool {
 	if r == nil || !retriableFeedError(err) || r.failed >= r.limit {
 		return false
@@ -73,10 +78,17 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 	if r.retried != nil {
 		r.retried()
 	}
-	if !sleepCtx(ctx, r.backoff(r.failed)) {
+	var moved <-chan struct{}
+	if r.moved != nil {
+		moved = r.moved()
+	}
+	woken, live := sleepOrWake(ctx, r.backoff(r.failed), moved)
+	if !live {
 		return false
 	}
-	r.refresh()
+	if !woken {
+		r.refresh()
+	}
 	return ctx.Err() == nil
 }
 

@@ -38,6 +38,10 @@ type roundFetcher struct {
 	// one the round loop started with (the client replaces a broker whose
 	// address changed, and closes the old one).
 	leaders map[int32]*sarama.Broker
+
+	// wants are the wants fetchSized waits for, which a leader move sends
+	// to the new leader (see movable_wants.go).
+	wants movableWants
 }
 
 type fetchWant struct {
@@ -144,21 +148,50 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 }
 
 // fetchSized is fetchUpTo with a fetch size of size bytes for the
-// partition.
+// partition. It follows a leader that moved while it waited: when the
+// client names another leader (or epoch) than the one fetched, because a
+// move was reported (see Engine.LeadersMoved) or the answer was a leader
+// error, it fetches again from the new one, up to maxMovesPerFetch times.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
-	leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
-	if err != nil {
-		return fetchResult{err: err}
+	for moves := 0; ; moves++ {
+		leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
+		if err != nil {
+			return fetchResult{err: err}
+		}
+		w := &fetchWant{topic: topic, partition: partition, offset: offset, epoch: epoch, size: size, limit: limit,
+			done: make(chan fetchResult, 1)}
+		r, moved := f.fetchFrom(ctx, leader, w)
+		if !moved || moves == maxMovesPerFetch {
+			return r
+		}
+		f.env.log.Debug("leader moved; fetching again from the new one", "topic", topic, "partition", partition,
+			"from", leader.ID(), "err", r.err)
 	}
-	w := &fetchWant{ctx: ctx, topic: topic, partition: partition, offset: offset, epoch: epoch, size: size, limit: limit,
-		done: make(chan fetchResult, 1)}
+}
+
+// fetchFrom queues w for a round to leader and waits for its answer. It
+// reports moved when the want was cancelled because its partition's leader
+// moved (see followMoves, stillLed), or was answered with a leader error
+// while the client names another leader or epoch by now: the caller then
+// fetches again from the new leader.
+func (f *roundFetcher) fetchFrom(ctx context.Context, leader *sarama.Broker, w *fetchWant) (r fetchResult, moved bool) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w.ctx = wctx
+	f.wants.add(w, leader.ID(), cancel)
+	defer f.wants.remove(w)
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
-		return r
-	case <-ctx.Done():
-		return fetchResult{err: ctx.Err()}
+		return r, leaderMovedError(r.err) && f.ledElsewhere(w, leader.ID())
+	case <-wctx.Done():
+		if ctx.Err() != nil {
+			return fetchResult{err: ctx.Err()}, false
+		}
+		// the old leader's round may still answer; nobody reads it (done
+		// is buffered)
+		return fetchResult{next: w.offset}, true
 	}
 }
 
@@ -218,6 +251,9 @@ func (f *roundFetcher) run(id int32) {
 		}
 		conn, own := f.connTo(f.leaders[id])
 		f.mu.Unlock()
+		if batch = f.stillLed(id, batch); len(batch) == 0 {
+			continue
+		}
 		resp, err := f.send(conn, batch)
 		if own && connectionClosed(err) {
 			f.releaseConn(id, conn, own)

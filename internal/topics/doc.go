@@ -15,6 +15,10 @@
 //     Kafka's metadata, asked for every refresh interval. A change is heard
 //     of within one interval.
 //
+// WithLeaderMoves wraps a Source to report the partitions whose leader
+// moved between two answers, which the group's fetch engine follows at
+// once (docs/batch-feed.md, "Leaders and epochs").
+//
 // Not guaranteed: that the answer is current. A ZooKeeper watch can be
 // lost with its session, and a failed Kafka request keeps the last answer;
 // the group's claims, not this package, keep two instances off one
