@@ -67,7 +67,8 @@ func retryBackoff(conf *sarama.Config) func(int) time.Duration {
 // again reports whether the feed fetches again after a fetch that failed
 // with err: err is one retrying mends and fewer than limit retries in a
 // row failed already. It waits the backoff and refreshes the metadata
-// first, or less when a leader move of the topic is applied meanwhile. It
+// first, or less when a leader move of the topic is applied meanwhile; the
+// first FENCED_LEADER_EPOCH of a series is retried after a refresh alone. It
 // returns false, early, when ctx ends: a stop never waits out a backoff. A
 // nil feedRetry never retries.
 func (r *feedRetry) again(ctx context.Context, err error) bool {
@@ -77,6 +78,13 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 	r.failed++
 	if r.retried != nil {
 		r.retried()
+	}
+	if r.failed == 1 && errors.Is(err, sarama.ErrFencedLeaderEpoch) {
+		// The leader has a newer epoch than our metadata (a replica set
+		// changed, or a move the topic source did not see): a refresh
+		// mends it now, and waiting the backoff first would only delay.
+		r.refresh()
+		return ctx.Err() == nil
 	}
 	var moved <-chan struct{}
 	if r.moved != nil {

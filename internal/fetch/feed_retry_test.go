@@ -209,3 +209,27 @@ func feedFollowsMovedLeader(t *testing.T, kerr sarama.KError) {
 		t.Fatalf("offsets passed on %v, want %v", got, want)
 	}
 }
+
+// A leader with a newer epoch than our metadata (FENCED_LEADER_EPOCH) is
+// fetched again after a refresh alone: the backoff would only delay. A
+// second one in a row waits the backoff, so a leader that keeps answering
+// so is not hammered.
+func TestFencedLeaderEpochRetriedAfterRefreshAlone(t *testing.T) {
+	refreshes := 0
+	retry := &feedRetry{refresh: func() { refreshes++ }, backoff: func(int) time.Duration { return time.Hour }, limit: feedRetryLimit}
+	done := make(chan bool, 1)
+	go func() { done <- retry.again(context.Background(), sarama.ErrFencedLeaderEpoch) }()
+	select {
+	case again := <-done:
+		if !again || refreshes != 1 {
+			t.Fatalf("again = %v after %d refreshes, want true after 1", again, refreshes)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first FENCED_LEADER_EPOCH waited the backoff")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if retry.again(ctx, sarama.ErrFencedLeaderEpoch) {
+		t.Fatal("the second FENCED_LEADER_EPOCH in a row did not wait the backoff")
+	}
+}
