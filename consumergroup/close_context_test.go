@@ -31,8 +31,8 @@ func TestCloseCutShortErrorSaysTheContextEnded(t *testing.T) {
 	}
 
 	why := errors.New("SIGTERM")
-	ctx, cancel = context.WithCancelCause(context.Background())
-	cancel(why)
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancelCause(why)
 	err = newCloseCutShortError(ctx, nil)
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, why) {
 		t.Errorf("%v matches neither context.Canceled nor its cause", err)

@@ -55,6 +55,11 @@ type Deps struct {
 	InitialOffset func(topic string, partition int32) (int64, error)
 	// Stopping is closed when Close begins.
 	Stopping <-chan struct{}
+	// DrainsCut is closed when Close's caller stops waiting for marks
+	// (CloseContext's context ended): every drain ends at once, as at its
+	// deadline, and the worker commits what was marked and releases.
+	// nil: never.
+	DrainsCut <-chan struct{}
 	Log      *slog.Logger
 	Metrics  Metrics
 	// Report hands an error to the application as it is; ReportPartition
