@@ -11,8 +11,9 @@ import (
 
 // HandlerGroup consumes a group through a sarama.ConsumerGroupHandler, with
 // the API of sarama.ConsumerGroup (which it implements): Consume, Errors,
-// Close, Pause and Resume. Create it with NewConsumerGroup. A handler
-// written for sarama.NewConsumerGroup runs on it unchanged.
+// Close, Pause and Resume; CloseContext bounds the close by a context.
+// Create it with NewConsumerGroup. A handler written for
+// sarama.NewConsumerGroup runs on it unchanged.
 //
 // Membership, claims, the session fence, drains, commits and releases are
 // those of JoinConsumerGroup, partition by partition: only the way messages
