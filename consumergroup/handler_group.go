@@ -46,8 +46,11 @@ type HandlerGroup struct {
 	errClosed bool
 
 	curMu   sync.Mutex
-	current *ConsumerGroup  // the running session's membership, for Pause and Resume
-	session *handlerSession // the running Consume's session, for CloseContext
+	current *ConsumerGroup // the running session's membership, for Pause and Resume
+
+	// session is the running Consume's session, for CloseContext; under
+	// curMu.
+	session *handlerSession
 }
 
 var _ sarama.ConsumerGroup = (*HandlerGroup)(nil)
@@ -279,6 +282,7 @@ func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
 			cutShort = append(cutShort, cutDrains)
 		}
 		if joined {
+			s.cancel(sarama.ErrClosedConsumerGroup)
 			s.leave() // a handler's Setup may hold the session up
 		}
 	}

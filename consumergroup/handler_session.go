@@ -45,17 +45,14 @@ var _ sarama.ConsumerGroupSession = (*handlerSession)(nil)
 
 func newHandlerSession(ctx context.Context, g *HandlerGroup, handler sarama.ConsumerGroupHandler) *handlerSession {
 	s := &handlerSession{
-		group:     g,
-		handler:   handler,
-		setupDone: make(chan struct{}),
-		closed:    make(chan error, 1),
-		left:      make(chan struct{}),
-
-		handlersReturned: make(chan struct{}),
-		claims:           make(map[topicPartition]*handlerClaim),
-		generation:       1,
+		group:      g,
+		handler:    handler,
+		setupDone:  make(chan struct{}),
+		claims:     make(map[topicPartition]*handlerClaim),
+		generation: 1,
 	}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	s.closed, s.left, s.handlersReturned = make(chan error, 1), make(chan struct{}), make(chan struct{})
 	return s
 }
 
