@@ -269,3 +269,72 @@ func TestIntegrationHandlerGroupCloseContextStopsWaitingForHandlers(t *testing.T
 		t.Errorf("Close after CloseContext: %v, want AlreadyClosing", err)
 	}
 }
+
+// setupHandler's Setup waits for hold to close (a Setup that hangs).
+type setupHandler struct {
+	inSetup chan struct{}
+	hold    chan struct{}
+}
+
+func (h setupHandler) Setup(sarama.ConsumerGroupSession) error {
+	close(h.inSetup)
+	<-h.hold
+	return nil
+}
+func (setupHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (setupHandler) ConsumeClaim(sarama.ConsumerGroupSession, sarama.ConsumerGroupClaim) error {
+	return nil
+}
+
+// A Setup that hangs holds the session up, not CloseContext: once its
+// context ends the member leaves the group (the partitions it claimed
+// meanwhile are released), and Consume returns once Setup does.
+func TestIntegrationHandlerGroupCloseContextLeavesDuringSetup(t *testing.T) {
+	const partitions = 2
+	f := newOrphanFixture(t, partitions)
+	g, err := NewConsumerGroup(f.group, []string{testenv.ZKAddr()}, slowDrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := setupHandler{inSetup: make(chan struct{}), hold: make(chan struct{})}
+	consumed := make(chan error, 1)
+	go func() { consumed <- g.Consume(context.Background(), []string{f.topic}, h) }()
+	go func() {
+		for e := range g.Errors() {
+			t.Logf("error: %v", e)
+		}
+	}()
+	select {
+	case <-h.inSetup:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Setup did not run")
+	}
+	cg := g.group()
+	f.waitOwned(20*time.Second, partitions, "claimed while Setup runs", cg)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	err = g.CloseContext(ctx)
+	took := time.Since(start)
+	t.Logf("CloseContext took %v: %v", took, err)
+	if took > closeContextBound {
+		t.Errorf("CloseContext took %v, want < %v", took, closeContextBound)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), cutHandlers) {
+		t.Errorf("CloseContext: %v, want an error matching context.DeadlineExceeded and saying %q", err, cutHandlers)
+	}
+	f.assertLeftGroup(partitions, cg.instance.ID)
+
+	close(h.hold)
+	select {
+	case err := <-consumed:
+		t.Logf("Consume returned: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Consume did not return once Setup did")
+	}
+	if _, ok := <-g.Errors(); ok {
+		for range g.Errors() {
+		}
+	}
+}
