@@ -406,14 +406,15 @@ func (cg *ConsumerGroup) deregister() error {
 	go func() { done <- cg.instance.Deregister() }() // unblocked by the session's close at the latest
 	select {
 	case err := <-done:
+		if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionClosed {
+			return nil // CloseContext closed the session meanwhile, removing the registration
+		}
 		if err != nil && !errors.Is(err, kazoo.ErrInstanceNotRegistered) {
 			return fmt.Errorf("consumergroup: deregister: %w", err)
 		}
 		return nil
 	case <-time.After(cg.config.Zookeeper.Timeout / 4):
 		cg.log.Warn("deregistering timed out; closing the session removes the registration")
-		return nil
-	case <-cg.closeExpired: // the session is closed next, and the registration with it
 		return nil
 	}
 }
