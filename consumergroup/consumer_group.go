@@ -213,7 +213,8 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if granted := cg.kazoo.SessionTimeout(); granted > 0 {
 		claimConf.ReleaseTimeout = granted
 	}
-	if cg.claimer, err = claim.New(registryFor(cg, claim.NewKazooRegistry(cg.group, cg.instance.ID)), claimConf); err != nil {
+	reg := closingRegistry{claim.NewKazooRegistry(cg.group, cg.instance.ID), cg.closeExpired}
+	if cg.claimer, err = claim.New(registryFor(cg, reg), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 
