@@ -288,8 +288,8 @@ func (w *Worker) claimPartition() Event {
 // drain is state draining: wait until every message handed out is marked,
 // up to Offsets.ProcessingTimeout or until Close's caller stops waiting
 // (Deps.DrainsCut), or until a message says no mark could be committed
-// any more. It waits on its inbox, the tracker and the
-// claim's reader at once.
+// any more. It waits on its inbox, the tracker and the claim's reader at
+// once.
 func (w *Worker) drain() Event {
 	if w.owned == nil {
 		return w.takeOr(Draining, Finished)
@@ -331,7 +331,7 @@ func (w *Worker) drain() Event {
 
 // ErrDrainCutShort is why a drain ended before its marks came when Close's
 // caller stopped waiting (Deps.DrainsCut): see docs/shutdown.md.
-var ErrDrainCutShort = errors.New("Close's caller stopped waiting for marks")
+var ErrDrainCutShort = errors.New("the caller of Close stopped waiting for marks")
 
 // endDrainUnsettled ends the drain before every message handed out was
 // marked, at its deadline or cut short (why): what the claim's buffer
