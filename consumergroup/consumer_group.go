@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,11 @@ type ConsumerGroup struct {
 	singleShutdown sync.Once
 	closed         atomic.Bool
 	droppedErrors  atomic.Int64
+
+	// drainsCut is closed when CloseContext's context ends: the drains
+	// stop waiting for marks (see cutDrains).
+	drainsCut chan struct{}
+	cutOnce   sync.Once
 }
 
 // JoinConsumerGroup joins (creating if needed) the consumer group name,
@@ -129,6 +135,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		stopper:  make(chan struct{}),
 
 		closeExpired: make(chan struct{}),
+		drainsCut:    make(chan struct{}),
 		sweepWake:    make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		gate:         fence.NewGate(),
@@ -207,7 +214,8 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if granted := cg.kazoo.SessionTimeout(); granted > 0 {
 		claimConf.ReleaseTimeout = granted
 	}
-	if cg.claimer, err = claim.New(registryFor(cg, claim.NewKazooRegistry(cg.group, cg.instance.ID)), claimConf); err != nil {
+	reg := closingRegistry{claim.NewKazooRegistry(cg.group, cg.instance.ID), cg.closeExpired}
+	if cg.claimer, err = claim.New(registryFor(cg, reg), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
 
@@ -296,7 +304,7 @@ func (cg *ConsumerGroup) Closed() bool {
 // Offsets.ProcessingTimeout for delivered messages to be marked, commits and
 // releases its claim (all partitions in parallel); then the instance
 // deregisters and Messages() and Errors() are closed. A second call returns
-// AlreadyClosing.
+// AlreadyClosing. It is CloseContext with a context that never ends.
 //
 // Close returns within ProcessingTimeout + 1.5 x the session timeout (plus
 // the time sarama takes to close its Kafka connections), even if nobody
@@ -305,12 +313,33 @@ func (cg *ConsumerGroup) Closed() bool {
 // closing the session (at once when the instance is fenced off); the last
 // commit round then waits at most a quarter of the session timeout for
 // Kafka, and deregistering at most another quarter. Closing the session
-// deletes the registration and the claims anyway.
+// deletes the registration and the claims anyway. docs/shutdown.md says
+// what to set for a pod's grace period.
 func (cg *ConsumerGroup) Close() error {
+	return cg.CloseContext(context.Background())
+}
+
+// CloseContext is Close bounded by ctx as well: it never waits longer than
+// Close, and when ctx ends first the close speeds up safely, as when
+// Close's own deadline passes, only sooner. The drains stop waiting for
+// marks; each partition commits what was marked and releases its claim
+// if ZooKeeper and Kafka answer within a quarter of the session timeout;
+// then the session is closed, which deletes the registration and every
+// owner node left. Nothing is committed after a partition's release, and
+// messages delivered but not marked are delivered again by the next
+// owner. It then returns a *CloseCutShortError, which matches ctx's error
+// (context.DeadlineExceeded, say) with errors.Is and names what was cut
+// short, joined with the close's other errors. So it returns within about
+// a quarter of the session timeout after ctx ends (plus sarama's closing
+// of its connections). A second call returns AlreadyClosing. Call it from
+// a SIGTERM handler with a context a few seconds shorter than the grace
+// period: see docs/shutdown.md.
+func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	err := AlreadyClosing
 	cg.singleShutdown.Do(func() {
 		cg.log.Info("closing")
 		deadline := time.Now().Add(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
+		watch := cg.watchClose(ctx)
 		close(cg.stopper)
 		cg.awaitStop(deadline)
 		// The commit loop's last round may wait on Kafka (a read of its
@@ -325,13 +354,14 @@ func (cg *ConsumerGroup) Close() error {
 		if e := cg.deregister(); e != nil {
 			errs = append(errs, e)
 		}
+		cut := watch.stop()
 		cg.teardown()
 		cg.errorsMu.Lock()
 		cg.closed.Store(true)
 		close(cg.messages)
 		close(cg.errors)
 		cg.errorsMu.Unlock()
-		err = errors.Join(errs...)
+		err = closeErrorWith(cut, errs)
 		cg.log.Info("closed", "err", err)
 	})
 	return err
@@ -379,6 +409,9 @@ func (cg *ConsumerGroup) deregister() error {
 	go func() { done <- cg.instance.Deregister() }() // unblocked by the session's close at the latest
 	select {
 	case err := <-done:
+		if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionClosed {
+			return nil // CloseContext closed the session meanwhile, removing the registration
+		}
 		if err != nil && !errors.Is(err, kazoo.ErrInstanceNotRegistered) {
 			return fmt.Errorf("consumergroup: deregister: %w", err)
 		}

@@ -110,7 +110,10 @@
 //     must not read it (docs/recall.md).
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged. Close returns within
-//     Offsets.ProcessingTimeout + 1.5 x the session timeout.
+//     Offsets.ProcessingTimeout + 1.5 x the session timeout; CloseContext
+//     also within about a quarter of the session timeout after its context
+//     ends, cutting the drain short, committing what was marked and
+//     closing the session (docs/shutdown.md).
 //   - A gained partition delivers its first message within milliseconds of
 //     the claim, and whole batches (Fetch.Batches) change only where
 //     messages come from (docs/batch-feed.md).

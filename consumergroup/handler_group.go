@@ -11,8 +11,9 @@ import (
 
 // HandlerGroup consumes a group through a sarama.ConsumerGroupHandler, with
 // the API of sarama.ConsumerGroup (which it implements): Consume, Errors,
-// Close, Pause and Resume. Create it with NewConsumerGroup. A handler
-// written for sarama.NewConsumerGroup runs on it unchanged.
+// Close, Pause and Resume; CloseContext bounds the close by a context.
+// Create it with NewConsumerGroup. A handler written for
+// sarama.NewConsumerGroup runs on it unchanged.
 //
 // Membership, claims, the session fence, drains, commits and releases are
 // those of JoinConsumerGroup, partition by partition: only the way messages
@@ -32,9 +33,13 @@ type HandlerGroup struct {
 	zookeeper []string
 	config    *Config
 
-	lock    sync.Mutex    // held by Consume for its whole run; one session at a time
+	turn    chan struct{} // holds a token while a Consume runs; one session at a time
 	closing chan struct{} // closed by Close
 	once    sync.Once
+	// cutCtx ends when a CloseContext's context ends: the running
+	// session's membership closes with it (ConsumerGroup.CloseContext).
+	cutCtx context.Context
+	cut    context.CancelCauseFunc
 
 	errors    chan error
 	errorsMu  sync.RWMutex // report reads under it; Close closes errors under the write lock
@@ -44,6 +49,9 @@ type HandlerGroup struct {
 	current *ConsumerGroup // the running session's membership, for Pause and Resume
 
 	metrics *groupMetrics // the group's, which every session's membership shares
+	// session is the running Consume's session, for CloseContext; under
+	// curMu.
+	session *handlerSession
 }
 
 var _ sarama.ConsumerGroup = (*HandlerGroup)(nil)
@@ -74,14 +82,17 @@ func NewConsumerGroup(name string, zookeeper []string, config *Config) (*Handler
 	if err := config.initialOffsetMismatch(); err != nil {
 		return nil, err
 	}
-	return &HandlerGroup{
+	g := &HandlerGroup{
 		name:      name,
 		zookeeper: append([]string(nil), zookeeper...),
 		config:    config,
+		turn:      make(chan struct{}, 1),
 		closing:   make(chan struct{}),
 		errors:    make(chan error, max(config.ChannelBufferSize, 1)),
 		metrics:   newGroupMetrics(config.MetricRegistry, name),
-	}, nil
+	}
+	g.cutCtx, g.cut = context.WithCancelCause(context.Background())
+	return g, nil
 }
 
 // Consume joins the group as a new member consuming topics and runs one
@@ -133,25 +144,32 @@ func (g *HandlerGroup) Consume(ctx context.Context, topics []string, handler sar
 	if handler == nil {
 		return errors.New("consumergroup: Consume needs a handler")
 	}
-	if g.isClosing() {
+	select {
+	case g.turn <- struct{}{}:
+	case <-g.closing:
 		return sarama.ErrClosedConsumerGroup
 	}
-	g.lock.Lock()
-	defer g.lock.Unlock()
-	if g.isClosing() { // Close began while this call waited
-		return sarama.ErrClosedConsumerGroup
-	}
-
+	defer g.endTurn()
 	s := newHandlerSession(ctx, g, handler)
+	if !g.begin(s) { // Close began while this call waited
+		s.cancel(sarama.ErrClosedConsumerGroup)
+		return sarama.ErrClosedConsumerGroup
+	}
 	cg, err := joinGroupWith(g.name, topics, g.zookeeper, g.config, joinOptions{runFence: true, sink: s})
 	if err != nil {
 		s.cancel(err)
+		close(s.left) // nothing joined, nothing to wait for
+		close(s.handlersReturned)
 		return err
 	}
 	s.cg = cg
 	forwarded := g.forward(cg.Errors())
 	g.setCurrent(cg)
 	defer g.setCurrent(nil)
+	if g.isClosing() { // Close began while this call joined: no Setup
+		s.cancel(sarama.ErrClosedConsumerGroup)
+		return s.release(false, forwarded)
+	}
 
 	if err := handler.Setup(s); err != nil {
 		s.cancel(fmt.Errorf("consumergroup: Setup: %w", err))
@@ -210,20 +228,116 @@ func (g *HandlerGroup) report(err error) {
 // Close ends the running session, if any (as its context's end does: see
 // Consume), waits for Consume to return, and closes Errors(). Later
 // Consume calls return sarama.ErrClosedConsumerGroup. A second Close
-// returns AlreadyClosing.
+// returns AlreadyClosing. It is CloseContext with a context that never
+// ends.
 func (g *HandlerGroup) Close() error {
+	return g.CloseContext(context.Background())
+}
+
+// CloseContext is Close bounded by ctx as well. When ctx ends before
+// Consume returns, the session's membership closes as
+// ConsumerGroup.CloseContext's does when its context ends: the drains stop
+// waiting for marks, what was marked is committed if ZooKeeper and Kafka
+// answer within a quarter of the session timeout, and the ZooKeeper
+// session is closed, deleting the registration and the owner nodes. It
+// then returns once the membership has left the group, without waiting for
+// the handler's Setup, ConsumeClaim or Cleanup: Consume returns, and
+// Errors() closes, once they do. It returns a *CloseCutShortError then
+// (matching ctx's error with errors.Is, and naming what was cut short),
+// and nil otherwise; the membership's own errors are Consume's. A second
+// call returns AlreadyClosing. See docs/shutdown.md.
+func (g *HandlerGroup) CloseContext(ctx context.Context) error {
 	err := AlreadyClosing
 	g.once.Do(func() {
 		close(g.closing)
-		g.lock.Lock() // the running Consume, if any, has returned
-		g.errorsMu.Lock()
-		g.errClosed = true
-		close(g.errors)
-		g.errorsMu.Unlock()
-		g.lock.Unlock()
-		err = nil
+		err = g.awaitConsume(ctx)
 	})
 	return err
+}
+
+// awaitConsume waits for the running Consume, if any, to return, then
+// closes Errors(). When ctx ends first it cuts the session's close short
+// and waits only for its membership to leave the group (see CloseContext).
+func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
+	select {
+	case g.turn <- struct{}{}: // no Consume runs, or it has returned
+		g.closeErrors()
+		<-g.turn
+		return nil
+	default:
+	}
+	select {
+	case g.turn <- struct{}{}:
+		g.closeErrors()
+		<-g.turn
+		return nil
+	case <-ctx.Done():
+	}
+	g.cut(context.Cause(ctx))
+	g.curMu.Lock()
+	s, joined := g.session, g.current != nil
+	g.curMu.Unlock()
+	var left <-chan struct{} // nil: no session yet, or one still joining
+	var cutShort []string
+	if s != nil {
+		left = s.left
+		if !isClosed(left) {
+			cutShort = append(cutShort, cutDrains)
+		}
+		if joined {
+			s.cancel(sarama.ErrClosedConsumerGroup)
+			s.leave() // a handler's Setup may hold the session up
+		}
+	}
+	select {
+	case g.turn <- struct{}{}:
+		g.closeErrors()
+		<-g.turn
+		return newCloseCutShortError(ctx, cutShort)
+	case <-left:
+	}
+	select {
+	case <-s.handlersReturned: // Consume returns at once: it waits for nothing else
+		g.turn <- struct{}{}
+		g.closeErrors()
+		<-g.turn
+	default:
+		cutShort = append(cutShort, cutHandlers)
+	}
+	return newCloseCutShortError(ctx, cutShort)
+}
+
+// begin records s as the running session, unless Close began.
+func (g *HandlerGroup) begin(s *handlerSession) bool {
+	g.curMu.Lock()
+	defer g.curMu.Unlock()
+	if g.isClosing() {
+		return false
+	}
+	g.session = s
+	return true
+}
+
+// endTurn ends a Consume call: once Close began, Errors() is closed as
+// the last Consume returns.
+func (g *HandlerGroup) endTurn() {
+	g.curMu.Lock()
+	g.session = nil
+	g.curMu.Unlock()
+	if g.isClosing() {
+		g.closeErrors()
+	}
+	<-g.turn
+}
+
+// closeErrors closes Errors(), once.
+func (g *HandlerGroup) closeErrors() {
+	g.errorsMu.Lock()
+	defer g.errorsMu.Unlock()
+	if !g.errClosed {
+		g.errClosed = true
+		close(g.errors)
+	}
 }
 
 func (g *HandlerGroup) isClosing() bool {

@@ -25,6 +25,15 @@ type handlerSession struct {
 
 	setupDone chan struct{} // closed once Setup has returned nil: claims may start
 
+	// The session's end (release): left is closed once the membership
+	// has left the group (closed is its error), handlersReturned once
+	// every ConsumeClaim and Cleanup has returned. CloseContext waits for
+	// the first, and not for the second once its context ended.
+	leaveOnce        sync.Once
+	closed           chan error
+	left             chan struct{}
+	handlersReturned chan struct{}
+
 	mu         sync.Mutex
 	claims     map[topicPartition]*handlerClaim // claims whose ConsumeClaim may still read
 	generation int32                            // bumped by every change of claims
@@ -43,6 +52,7 @@ func newHandlerSession(ctx context.Context, g *HandlerGroup, handler sarama.Cons
 		generation: 1,
 	}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	s.closed, s.left, s.handlersReturned = make(chan error, 1), make(chan struct{}), make(chan struct{})
 	return s
 }
 
@@ -116,8 +126,7 @@ func (s *handlerSession) release(cleanup bool, forwarded <-chan struct{}) error 
 	s.ending = true
 	s.mu.Unlock()
 
-	closed := make(chan error, 1)
-	go func() { closed <- s.cg.Close() }()
+	s.leave()
 	s.running.Wait()
 
 	var errs []error
@@ -127,11 +136,27 @@ func (s *handlerSession) release(cleanup bool, forwarded <-chan struct{}) error 
 			errs = append(errs, err)
 		}
 	}
-	if err := <-closed; err != nil {
+	close(s.handlersReturned)
+	if err := <-s.closed; err != nil {
 		errs = append(errs, err)
 	}
 	<-forwarded
 	return errors.Join(errs...)
+}
+
+// leave closes the membership, once, in a goroutine of its own, bounded
+// by the group's CloseContext (cutCtx): every partition stops, drains,
+// commits and releases, and the member leaves the group. It is called by
+// release, or by CloseContext once its context ended while a handler's
+// Setup holds the session up.
+func (s *handlerSession) leave() {
+	s.leaveOnce.Do(func() {
+		go func() {
+			err := s.cg.CloseContext(s.group.cutCtx)
+			close(s.left)
+			s.closed <- err
+		}()
+	})
 }
 
 // Claims implements sarama.ConsumerGroupSession: the partitions, by topic,

@@ -66,6 +66,7 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 		ReportPartition: cg.reportPartition,
 		Closing:         cg.closeExpired,
 		Stopping:        cg.stopper,
+		DrainsCut:       cg.drainsCut,
 		WakeSweep:       cg.wakeForSweep,
 		BeforeRelease:   func(w *worker.Worker) { runBeforeRelease(cg, w) },
 	}

@@ -13,7 +13,8 @@
 // with them.
 //
 // SIGINT or SIGTERM, -max messages or -timeout stop it; it then commits
-// what it printed and leaves the group before exiting.
+// what it printed and leaves the group before exiting, within 25 s (under
+// the 30 s a Kubernetes pod is given: see docs/shutdown.md).
 //
 // The security flags (see -help) set TLS to ZooKeeper, the group's digest
 // credentials (with -zk-user the nodes it creates get kazoo.GroupACL of
@@ -44,6 +45,10 @@ import (
 	"github.com/zkgroup/kafka/internal/secflags"
 	"github.com/zkgroup/kafka/kazoo"
 )
+
+// shutdownTimeout bounds leaving the group: a pod's default grace period
+// (30 s) less a margin for exiting.
+const shutdownTimeout = 25 * time.Second
 
 type options struct {
 	zookeeper string
@@ -198,9 +203,13 @@ loop:
 		}
 	}
 
-	// Close commits every mark and leaves the group. Messages fetched but not
-	// printed are not marked, so the next member starts with them.
-	closeErr := group.Close() // also closes Errors(), ending the goroutine above
+	// Closing commits every mark and leaves the group, within
+	// shutdownTimeout (a pod's grace period less a margin: docs/shutdown.md).
+	// Messages fetched but not printed are not marked, so the next member
+	// starts with them.
+	closeCtx, cancelClose := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	closeErr := group.CloseContext(closeCtx) // also closes Errors(), ending the goroutine above
+	cancelClose()
 	<-errorsDone
 	if o.temporary && closeErr == nil {
 		closeErr = deleteGroup(o.zookeeper, o.group)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"time"
@@ -104,10 +105,10 @@ func (m *member) restore() {
 	}
 }
 
-// close leaves the group (committing what was marked) and stops the
-// proxies.
-func (m *member) close() error {
-	err := m.group.Close()
+// close leaves the group (committing what was marked) within ctx, and
+// stops the proxies.
+func (m *member) close(ctx context.Context) error {
+	err := m.group.CloseContext(ctx)
 	<-m.done
 	m.closeProxies()
 	return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -85,12 +86,17 @@ func (d *demo) closeMembers() error {
 		return nil
 	}
 	d.closed = true
+	// As a pod would on SIGTERM: leave within the grace period (30 s) less
+	// a margin (docs/shutdown.md). With ProcessingTimeout at 5 s a clean
+	// close takes far less.
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
 	errs := make([]error, len(d.members))
 	var wg sync.WaitGroup
 	for i, m := range d.members {
 		wg.Go(func() {
 			m.restore() // a member still cut off would wait out its session
-			errs[i] = m.close()
+			errs[i] = m.close(ctx)
 		})
 	}
 	wg.Wait()

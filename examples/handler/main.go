@@ -10,7 +10,8 @@
 // Start several copies with the same -group: each rebalance closes the
 // channels of the claims that move (the handler logs it) while the others
 // keep running. It stops on SIGINT or SIGTERM; every message it printed is
-// marked, and the last marks are committed before it exits.
+// marked, and the last marks are committed before it exits, within 25 s
+// (under the 30 s a Kubernetes pod is given: see docs/shutdown.md).
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/IBM/sarama"
 
@@ -43,8 +45,8 @@ func main() {
 	topics := strings.Split(*topicsFlag, ",")
 
 	// The one line that differs from a sarama program:
-	// sarama.NewConsumerGroup(brokers, group, saramaConfig).
-	var group sarama.ConsumerGroup
+	// sarama.NewConsumerGroup(brokers, group, saramaConfig). The group is a
+	// sarama.ConsumerGroup, with CloseContext besides.
 	group, err := consumergroup.NewConsumerGroup(*groupFlag, zookeeper, config)
 	if err != nil {
 		log.Fatalln("new consumer group:", err)
@@ -57,6 +59,16 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// The signal ends the session (Consume's context); CloseContext, run
+	// beside it, bounds how long its drain, commits and release may take:
+	// a pod's grace period (30 s) less a margin.
+	closed := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		closeCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+		defer cancel()
+		closed <- group.CloseContext(closeCtx)
+	}()
 	handler := &printer{}
 	for {
 		// One session per call; rebalances do not end it (see
@@ -69,7 +81,7 @@ func main() {
 			break
 		}
 	}
-	if err := group.Close(); err != nil {
+	if err := <-closed; err != nil {
 		log.Println("close:", err)
 		os.Exit(1)
 	}

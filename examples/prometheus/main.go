@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,7 +68,11 @@ func main() {
 			log.Printf("error: %v", err)
 		case <-ctx.Done():
 			_ = srv.Close()
-			if err := cg.Close(); err != nil {
+			// Leave the group within a pod's grace period (30 s) less a
+			// margin: see docs/shutdown.md.
+			closeCtx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+			defer cancel()
+			if err := cg.CloseContext(closeCtx); err != nil {
 				log.Printf("close: %v", err)
 			}
 			return

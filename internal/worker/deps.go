@@ -64,6 +64,11 @@ type Deps struct {
 	// Closing is closed when Close stops waiting for ZooKeeper: the
 	// session, and every owner node of ours, ends next.
 	Closing <-chan struct{}
+	// DrainsCut is closed when Close's caller stops waiting for marks
+	// (CloseContext's context ended): every drain ends at once, as at its
+	// deadline, and the worker commits what was marked and releases.
+	// nil: never.
+	DrainsCut <-chan struct{}
 	// HandingOut, when not nil, runs on each message once, as it is handed
 	// out (the consumer's interceptors: fetch.Engine.HandingOut).
 	HandingOut func(m *sarama.ConsumerMessage)

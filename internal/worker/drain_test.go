@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -222,4 +223,52 @@ func TestDrainAfterTheReaderIsGoneTakesBackTheBuffer(t *testing.T) {
 			t.Errorf("position to commit %d, want 1: the handler got and marked 0 only", next)
 		}
 	})
+}
+
+// When Close's caller stops waiting (CloseContext's context ends), every
+// drain ends at once, as at its deadline: the error names the offsets
+// never marked and the cut, and the worker goes on to the final commit of
+// what was marked, then the release. A drain that begins after the cut
+// does not wait at all.
+func TestDrainCutShortEndsAtOnce(t *testing.T) {
+	for _, begins := range []string{"before the cut", "after the cut"} {
+		t.Run(begins, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cut := make(chan struct{})
+				w, _, o := drainingWorker(time.Minute)
+				defer w.cancel()
+				w.deps.DrainsCut = cut
+				o.Offer(1)
+				o.Delivered(1)
+				if !o.Mark(nil, 0) {
+					t.Fatal("mark refused")
+				}
+				w.Stop(false)
+				w.inbox.Take()
+				drained := make(chan Event, 1)
+				if begins == "after the cut" {
+					close(cut)
+					go func() { drained <- w.drain() }()
+				} else {
+					go func() { drained <- w.drain() }()
+					time.Sleep(time.Second)
+					close(cut)
+				}
+				start := time.Now()
+				e := <-drained
+				if took := time.Since(start); took != 0 {
+					t.Errorf("drain took %v after the cut, want it to end at once", took)
+				}
+				if got := Next(Draining, e); got != Committing {
+					t.Errorf("drain ended with %v, leading to %v; want committing", e, got)
+				}
+				if !errors.Is(w.drainErr, ErrDrainCutShort) {
+					t.Errorf("drain error %v, want one wrapping ErrDrainCutShort", w.drainErr)
+				}
+				if next, dirty := o.Tracker.Pending(); !dirty || next != 1 {
+					t.Errorf("pending %d (dirty %v), want 1: the final commit stores what was marked", next, dirty)
+				}
+			})
+		})
+	}
 }

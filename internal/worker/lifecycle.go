@@ -28,8 +28,8 @@ package worker
 //     (stop-fenced), hands out nothing more and skips the drain and the
 //     commit.
 //   - draining: hand out nothing more and wait, up to
-//     Offsets.ProcessingTimeout, for every message handed out to be
-//     marked. It ends as soon as no mark can lead to a commit any more: the
+//     Offsets.ProcessingTimeout (less once Close's caller stops waiting),
+//     for every message handed out to be marked. It ends as soon as no mark can lead to a commit any more: the
 //     claim lost, the worker abandoned, the session gone, or a conflict
 //     (seek: the stored offset stands and marks are refused).
 //   - committing: the final commit of what was marked. It runs to its end

@@ -286,9 +286,10 @@ func (w *Worker) claimPartition() Event {
 }
 
 // drain is state draining: wait until every message handed out is marked,
-// up to Offsets.ProcessingTimeout, or until a message says no mark could
-// be committed any more. It waits on its inbox, the tracker and the
-// claim's reader at once.
+// up to Offsets.ProcessingTimeout or until Close's caller stops waiting
+// (Deps.DrainsCut), or until a message says no mark could be committed
+// any more. It waits on its inbox, the tracker and the claim's reader at
+// once.
 func (w *Worker) drain() Event {
 	if w.owned == nil {
 		return w.takeOr(Draining, Finished)
@@ -321,14 +322,27 @@ func (w *Worker) drain() Event {
 		case <-goneC:
 			w.recallUnread()
 		case <-deadline.C:
-			// nil when a mark raced the deadline; else the timeout naming
-			// the outstanding offsets, reported with the final commit.
-			if w.drainErr = w.owned.Tracker.Unsettled(context.DeadlineExceeded); w.drainErr != nil {
-				w.recallAfterDrainTimeout()
-			}
-			return Finished
+			return w.endDrainUnsettled(context.DeadlineExceeded)
+		case <-w.deps.DrainsCut:
+			return w.endDrainUnsettled(ErrDrainCutShort)
 		}
 	}
+}
+
+// ErrDrainCutShort is why a drain ended before its marks came when Close's
+// caller stopped waiting (Deps.DrainsCut): see docs/shutdown.md.
+var ErrDrainCutShort = errors.New("the caller of Close stopped waiting for marks")
+
+// endDrainUnsettled ends the drain before every message handed out was
+// marked, at its deadline or cut short (why): what the claim's buffer
+// holds is taken back and the final commit stores what was marked. The
+// error naming the outstanding offsets is reported with the final commit;
+// it is nil when a mark raced the end.
+func (w *Worker) endDrainUnsettled(why error) Event {
+	if w.drainErr = w.owned.Tracker.Unsettled(why); w.drainErr != nil {
+		w.recallAfterDrainTimeout()
+	}
+	return Finished
 }
 
 // commitFinal is state committing: commit what was marked, unless a
