@@ -66,6 +66,9 @@ type Partition struct {
 	recalls atomic.Uint64
 	lost    atomic.Bool // the epoch moved: never commit again
 	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
+	// deliveries tells this claim's messages from earlier claims' (nil:
+	// a Partition not adopted by a Committer).
+	deliveries *claimDeliveries
 	watch   partitionWatch
 }
 
@@ -77,8 +80,21 @@ func (o *Partition) Offer(offset int64) {
 	}
 }
 
-// OfferMessage records m in the redelivery window (see Redelivery.Offered).
-func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) { o.redelivery.Offered(m) }
+// OfferMessage records m in the redelivery window (see Redelivery.Offered)
+// and as this claim's delivery (see claimDeliveries).
+func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) {
+	o.redelivery.Offered(m)
+	if o.deliveries != nil {
+		o.deliveries.Offered(m)
+	}
+}
+
+// DeliveredUnderClaim reports whether m was handed out (or about to be)
+// under o's claim, rather than under an earlier claim of the partition
+// here; false for a Partition not adopted by a Committer.
+func (o *Partition) DeliveredUnderClaim(m *sarama.ConsumerMessage) bool {
+	return o.deliveries != nil && o.deliveries.Delivered(m)
+}
 
 // Delivered records that the application took offset: Drain waits for it.
 func (o *Partition) Delivered(offset int64) {
