@@ -69,7 +69,7 @@ type Partition struct {
 	// deliveries tells this claim's messages from earlier claims' (nil:
 	// a Partition not adopted by a Committer).
 	deliveries *claimDeliveries
-	watch   partitionWatch
+	watch      partitionWatch
 }
 
 // Offer records that offset is about to be handed to the application: from
