@@ -4,10 +4,18 @@ import (
 	"testing"
 
 	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
 )
 
 // foreignClaim is a sarama.ConsumerGroupClaim that is not HandlerGroup's.
 type foreignClaim struct{ sarama.ConsumerGroupClaim }
+
+// offer offers m on o as the partition's worker does.
+func offer(o *offsets.Partition, m *sarama.ConsumerMessage) {
+	o.Offer(m.Offset)
+	o.OfferMessage(m)
+}
 
 // A claim that is not HandlerGroup's has no epoch.
 func TestClaimEpochOfForeignClaim(t *testing.T) {
@@ -39,8 +47,8 @@ func TestMessageEpochIsTheDeliveringClaims(t *testing.T) {
 
 	first := om.claimAt(tp, 5, 10)
 	old10, old11 := msg(10), msg(11)
-	first.OfferMessage(old10)
-	first.OfferMessage(old11)
+	offer(first, old10)
+	offer(first, old11)
 	if e, ok := cg.Epoch(tp.Topic, tp.Partition); e != 5 || !ok {
 		t.Errorf("Epoch = %d, %v; want 5, true", e, ok)
 	}
@@ -60,14 +68,14 @@ func TestMessageEpochIsTheDeliveringClaims(t *testing.T) {
 
 	second := om.claimAt(tp, 7, 10) // claimed again, from the same offset
 	new10 := msg(10)
-	second.OfferMessage(new10)
+	offer(second, new10)
 	check("offset 10 delivered under 5, asked under 7", old10, 0, false)
 	check("offset 11 delivered under 5, not yet again under 7", old11, 0, false)
 	check("offset 10 delivered again under 7", new10, 7, true)
-	second.OfferMessage(msg(11))
+	offer(second, msg(11))
 	check("offset 11 delivered under 5, then again under 7", old11, 0, false)
 	new12 := msg(12)
-	second.OfferMessage(new12)
+	offer(second, new12)
 	check("an offset only 7 delivered", new12, 7, true)
 
 	second.SetLost()
@@ -79,7 +87,7 @@ func TestEpochAfterClose(t *testing.T) {
 	cg := stateTestGroup()
 	o := cg.offsetManager.claimAt(topicPartition{"t", 0}, 3, 0)
 	m := &sarama.ConsumerMessage{Topic: "t", Partition: 0, Offset: 0}
-	o.OfferMessage(m)
+	offer(o, m)
 	cg.closed.Store(true)
 	if _, ok := cg.Epoch("t", 0); ok {
 		t.Error("Epoch after Close: ok, want false")

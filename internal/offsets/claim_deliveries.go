@@ -2,7 +2,6 @@ package offsets
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/IBM/sarama"
 )
@@ -18,35 +17,19 @@ import (
 // both, so this claim remembers each message it offers there, and only
 // that very message counts as its own. At most maxRedeliveryWindow such
 // messages are remembered; the rest count as nobody's (the safe answer).
-// While no earlier claim here overlaps, Offered costs two atomic loads.
+// While no earlier claim here overlaps, Offered costs one comparison.
 // Safe for concurrent use.
 type claimDeliveries struct {
-	earlierMax atomic.Int64 // highest offset earlier claims here offered; -1: none
-	highest    atomic.Int64 // highest offset this claim offered; -1: none
+	earlierMax int64 // highest offset earlier claims here offered; -1: none. Set once.
 
 	mu   sync.Mutex
 	msgs map[int64]*sarama.ConsumerMessage // offered at or below earlierMax
 }
 
-// newClaimDeliveries starts the record of a claim, after earlier claims of
-// the partition here offered up to earlierMax (-1: none).
-func newClaimDeliveries(earlierMax int64) *claimDeliveries {
-	d := &claimDeliveries{}
-	d.earlierMax.Store(earlierMax)
-	d.highest.Store(-1)
-	return d
-}
-
 // Offered records m, about to be handed to the application under this
 // claim.
 func (d *claimDeliveries) Offered(m *sarama.ConsumerMessage) {
-	for {
-		h := d.highest.Load()
-		if m.Offset <= h || d.highest.CompareAndSwap(h, m.Offset) {
-			break
-		}
-	}
-	if m.Offset > d.earlierMax.Load() {
+	if m.Offset > d.earlierMax {
 		return
 	}
 	d.mu.Lock()
@@ -60,18 +43,16 @@ func (d *claimDeliveries) Offered(m *sarama.ConsumerMessage) {
 }
 
 // Delivered reports whether m is a message this claim handed out (or was
-// about to), rather than one of an earlier claim.
-func (d *claimDeliveries) Delivered(m *sarama.ConsumerMessage) bool {
+// about to), rather than one of an earlier claim; highest is the highest
+// offset this claim offered (-1: none).
+func (d *claimDeliveries) Delivered(m *sarama.ConsumerMessage, highest int64) bool {
 	switch {
-	case m.Offset > d.highest.Load():
+	case m.Offset > highest:
 		return false
-	case m.Offset > d.earlierMax.Load():
+	case m.Offset > d.earlierMax:
 		return true
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.msgs[m.Offset] == m
 }
-
-// Highest returns the highest offset this claim offered, -1 when none.
-func (d *claimDeliveries) Highest() int64 { return d.highest.Load() }

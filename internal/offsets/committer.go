@@ -65,6 +65,7 @@ func (c *Committer) Store() Store { return c.store }
 func (c *Committer) Adopt(tp TopicPartition, claim *kazoo.PartitionClaim, st Stored, owner Owner) *Partition {
 	o := &Partition{TP: tp, Tracker: NewTracker(st.Start()), Claim: claim, owner: owner, version: st.ZkVersion}
 	o.maxOffered.Store(-1)
+	o.offeredBeforeRestart.Store(-1)
 	o.kafka.next.Store(st.KafkaNext)
 	c.mu.Lock()
 	if old := c.parts[tp]; old != nil {
@@ -74,7 +75,7 @@ func (c *Committer) Adopt(tp TopicPartition, claim *kazoo.PartitionClaim, st Sto
 	if !ok {
 		earlier = -1
 	}
-	o.deliveries = newClaimDeliveries(earlier)
+	o.deliveries = &claimDeliveries{earlierMax: earlier}
 	c.parts[tp] = o
 	c.view.set(tp, o)
 	c.mu.Unlock()
@@ -103,7 +104,7 @@ func (c *Committer) recordOffered(o *Partition) {
 	if o.deliveries == nil {
 		return
 	}
-	if h := o.deliveries.Highest(); h >= 0 {
+	if h := o.highestOffered(); h >= 0 {
 		if c.offeredBefore == nil {
 			c.offeredBefore = make(map[TopicPartition]int64)
 		}

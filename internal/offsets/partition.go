@@ -58,8 +58,12 @@ type Partition struct {
 	// current position (-1: none yet); a mark above it cannot be genuine (it
 	// comes from before a seek) and is ignored. Not enforced without an owner.
 	maxOffered atomic.Int64
-	redelivery Redelivery  // after a backward seek: marks must name the redelivered message
-	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	// offeredBeforeRestart is the highest offset offered from earlier
+	// positions of this claim (-1: none): with maxOffered, the highest the
+	// claim ever offered. Written under commitMu.
+	offeredBeforeRestart atomic.Int64
+	redelivery           Redelivery  // after a backward seek: marks must name the redelivered message
+	seeking              atomic.Bool // a restart is pending: ignore marks, do not commit
 	// recalls counts the starts and ends of recalls: odd while the worker
 	// takes back its buffer (do not commit). A commit reads it before and
 	// after the position, and commits only if no recall ran in between.
@@ -93,7 +97,13 @@ func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) {
 // under o's claim, rather than under an earlier claim of the partition
 // here; false for a Partition not adopted by a Committer.
 func (o *Partition) DeliveredUnderClaim(m *sarama.ConsumerMessage) bool {
-	return o.deliveries != nil && o.deliveries.Delivered(m)
+	return o.deliveries != nil && o.deliveries.Delivered(m, o.highestOffered())
+}
+
+// highestOffered returns the highest offset the claim offered since it
+// was adopted, -1 when none.
+func (o *Partition) highestOffered() int64 {
+	return max(o.maxOffered.Load(), o.offeredBeforeRestart.Load())
 }
 
 // Delivered records that the application took offset: Drain waits for it.
@@ -167,6 +177,9 @@ func (o *Partition) restartWith(move func() int64) int64 {
 	o.commitMu.Lock()
 	defer o.commitMu.Unlock()
 	far := o.maxOffered.Load()
+	if far > o.offeredBeforeRestart.Load() {
+		o.offeredBeforeRestart.Store(far) // before maxOffered drops it
+	}
 	to := move()
 	o.redelivery.Restart(to, far)
 	o.maxOffered.Store(-1)
