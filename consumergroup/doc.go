@@ -132,6 +132,14 @@
 //     be processing messages delivered earlier. Its ZooKeeper commits are
 //     refused; a Kafka commit already on its way may still land (see
 //     docs/kafka-offsets.md).
+//   - That a cut-off instance's own writes elsewhere (a database) stop: it
+//     may still be processing messages when its successor starts. Stamp
+//     them with the fencing token of the claim they came under (ClaimEpoch
+//     in ConsumeClaim, MessageEpoch for Messages()), which every later
+//     claim exceeds, and have the sink refuse a write whose epoch is lower
+//     than the one it stored for the partition, in the write's own
+//     transaction (UPDATE ... SET epoch = ?, offset = ? WHERE partition = ?
+//     AND epoch <= ?): docs/fencing-tokens.md, examples/fencedsink.
 //   - Ordering across partitions, or across a partition's move between
 //     instances beyond Kafka's per-partition order.
 //   - Agreement on the assignment with upstream instances under

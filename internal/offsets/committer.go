@@ -26,6 +26,10 @@ type Committer struct {
 	// they read it without taking mu, whose reader count every mark would
 	// otherwise write. Written under mu.
 	view markView
+	// offeredBefore is, per partition, the highest offset any earlier
+	// claim of it here offered: each new claim's claimDeliveries starts
+	// from it. Written under mu.
+	offeredBefore map[TopicPartition]int64
 
 	started   bool
 	closing   chan struct{}
@@ -61,8 +65,17 @@ func (c *Committer) Store() Store { return c.store }
 func (c *Committer) Adopt(tp TopicPartition, claim *kazoo.PartitionClaim, st Stored, owner Owner) *Partition {
 	o := &Partition{TP: tp, Tracker: NewTracker(st.Start()), Claim: claim, owner: owner, version: st.ZkVersion}
 	o.maxOffered.Store(-1)
+	o.offeredBeforeRestart.Store(-1)
 	o.kafka.next.Store(st.KafkaNext)
 	c.mu.Lock()
+	if old := c.parts[tp]; old != nil {
+		c.recordOffered(old)
+	}
+	earlier, ok := c.offeredBefore[tp]
+	if !ok {
+		earlier = -1
+	}
+	o.deliveries = &claimDeliveries{earlierMax: earlier}
 	c.parts[tp] = o
 	c.view.set(tp, o)
 	c.mu.Unlock()
@@ -77,11 +90,28 @@ func (c *Committer) Lookup(tp TopicPartition) *Partition {
 // Drop stops tracking o without committing.
 func (c *Committer) Drop(o *Partition) {
 	c.mu.Lock()
+	c.recordOffered(o)
 	if c.parts[o.TP] == o {
 		delete(c.parts, o.TP)
 		c.view.set(o.TP, nil)
 	}
 	c.mu.Unlock()
+}
+
+// recordOffered remembers what o's claim offered, for the claimDeliveries
+// of the partition's later claims here. Called with mu held.
+func (c *Committer) recordOffered(o *Partition) {
+	if o.deliveries == nil {
+		return
+	}
+	if h := o.highestOffered(); h >= 0 {
+		if c.offeredBefore == nil {
+			c.offeredBefore = make(map[TopicPartition]int64)
+		}
+		if prev, ok := c.offeredBefore[o.TP]; !ok || h > prev {
+			c.offeredBefore[o.TP] = h
+		}
+	}
 }
 
 // Snapshot returns the tracked partitions.

@@ -13,6 +13,8 @@
 //   - Tracker, InDoubt, Redelivery: one partition's positions, its commits
 //     whose reply was lost (docs/in-doubt-commits.md), and the marks a
 //     backward seek makes suspect.
+//   - claimDeliveries: which claim of a partition handed a message out, for
+//     the fencing token of the message (docs/fencing-tokens.md).
 //
 // The rules it keeps:
 //

@@ -58,15 +58,22 @@ type Partition struct {
 	// current position (-1: none yet); a mark above it cannot be genuine (it
 	// comes from before a seek) and is ignored. Not enforced without an owner.
 	maxOffered atomic.Int64
-	redelivery Redelivery  // after a backward seek: marks must name the redelivered message
-	seeking    atomic.Bool // a restart is pending: ignore marks, do not commit
+	// offeredBeforeRestart is the highest offset offered from earlier
+	// positions of this claim (-1: none): with maxOffered, the highest the
+	// claim ever offered. Written under commitMu.
+	offeredBeforeRestart atomic.Int64
+	redelivery           Redelivery  // after a backward seek: marks must name the redelivered message
+	seeking              atomic.Bool // a restart is pending: ignore marks, do not commit
 	// recalls counts the starts and ends of recalls: odd while the worker
 	// takes back its buffer (do not commit). A commit reads it before and
 	// after the position, and commits only if no recall ran in between.
 	recalls atomic.Uint64
 	lost    atomic.Bool // the epoch moved: never commit again
 	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
-	watch   partitionWatch
+	// deliveries tells this claim's messages from earlier claims' (nil:
+	// a Partition not adopted by a Committer).
+	deliveries *claimDeliveries
+	watch      partitionWatch
 }
 
 // Offer records that offset is about to be handed to the application: from
@@ -77,8 +84,27 @@ func (o *Partition) Offer(offset int64) {
 	}
 }
 
-// OfferMessage records m in the redelivery window (see Redelivery.Offered).
-func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) { o.redelivery.Offered(m) }
+// OfferMessage records m in the redelivery window (see Redelivery.Offered)
+// and as this claim's delivery (see claimDeliveries).
+func (o *Partition) OfferMessage(m *sarama.ConsumerMessage) {
+	o.redelivery.Offered(m)
+	if o.deliveries != nil {
+		o.deliveries.Offered(m)
+	}
+}
+
+// DeliveredUnderClaim reports whether m was handed out (or about to be)
+// under o's claim, rather than under an earlier claim of the partition
+// here; false for a Partition not adopted by a Committer.
+func (o *Partition) DeliveredUnderClaim(m *sarama.ConsumerMessage) bool {
+	return o.deliveries != nil && o.deliveries.Delivered(m, o.highestOffered())
+}
+
+// highestOffered returns the highest offset the claim offered since it
+// was adopted, -1 when none.
+func (o *Partition) highestOffered() int64 {
+	return max(o.maxOffered.Load(), o.offeredBeforeRestart.Load())
+}
 
 // Delivered records that the application took offset: Drain waits for it.
 func (o *Partition) Delivered(offset int64) {
@@ -171,6 +197,9 @@ func (o *Partition) restartWith(move func() int64) int64 {
 // restartLocked is restartWith with the commit lock held.
 func (o *Partition) restartLocked(move func() int64) int64 {
 	far := o.maxOffered.Load()
+	if far > o.offeredBeforeRestart.Load() {
+		o.offeredBeforeRestart.Store(far) // before maxOffered drops it
+	}
 	to := move()
 	o.redelivery.Restart(to, far)
 	o.maxOffered.Store(-1)

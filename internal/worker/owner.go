@@ -3,6 +3,7 @@ package worker
 import (
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 // What the worker is to the parties around it: the manage loop's
@@ -22,6 +23,19 @@ func (w *Worker) Done() <-chan struct{} { return w.done }
 // Claimed is closed once the partition is claimed, or the worker ended
 // first.
 func (w *Worker) Claimed() <-chan struct{} { return w.claimed }
+
+// Claim returns the partition's claim: nil until Claimed is closed, and
+// nil if the worker ended unclaimed. It is set once, before Claimed is
+// closed, so a caller that waited for Claimed (or got the worker from a
+// Sink's Open) reads it without a lock.
+func (w *Worker) Claim() *kazoo.PartitionClaim {
+	select {
+	case <-w.claimed:
+		return w.claim
+	default:
+		return nil
+	}
+}
 
 // MayHoldNode reports whether an owner node of this instance's session may
 // remain for the partition after the worker ended (a release or a
