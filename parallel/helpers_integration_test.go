@@ -147,14 +147,9 @@ func (l *ledger) check(t *testing.T, want map[int32]map[int64]produced) {
 	}
 	runs := slices.Clone(l.runs)
 	slices.SortFunc(runs, func(a, b run) int { return a.start.Compare(b.start) })
-	violations, overlaps, dups := 0, 0, len(runs)-len(l.done)
-	next := map[string]int{} // per key, the highest seq started + 1
+	violations, overlaps, dups := orderViolations(runs), 0, len(runs)-len(l.done)
 	lastFinish := map[int32]map[int]time.Time{}
 	for _, r := range runs {
-		if r.seq > next[r.key] {
-			violations++
-		}
-		next[r.key] = max(next[r.key], r.seq+1)
 		if lastFinish[r.partition] == nil {
 			lastFinish[r.partition] = map[int]time.Time{}
 		}
@@ -177,6 +172,29 @@ func (l *ledger) check(t *testing.T, want map[int32]map[int64]produced) {
 	if violations > 0 {
 		t.Errorf("%d per-key order violations", violations)
 	}
+}
+
+// orderViolations counts, in runs sorted by start, the runs of a key
+// that started before an earlier one of the key had started.
+func orderViolations(runs []run) int {
+	violations := 0
+	next := map[string]int{} // per key, the highest seq started + 1
+	for _, r := range runs {
+		if r.seq > next[r.key] {
+			violations++
+		}
+		next[r.key] = max(next[r.key], r.seq+1)
+	}
+	return violations
+}
+
+// orderViolations is the package function on the runs so far.
+func (l *ledger) orderViolations() int {
+	l.mu.Lock()
+	runs := slices.Clone(l.runs)
+	l.mu.Unlock()
+	slices.SortFunc(runs, func(a, b run) int { return a.start.Compare(b.start) })
+	return orderViolations(runs)
 }
 
 // handovers logs, for each partition that changed member, the last finish
@@ -208,7 +226,7 @@ func (l *ledger) handovers(t *testing.T) int {
 // consumeLoop runs g.Consume with h until stop is called, as the usual
 // loop around Consume does, logging the group's errors; errs, when not
 // nil, gets those it has room for. stop may be called more than once.
-func consumeLoop(t *testing.T, g sarama.ConsumerGroup, topic string, h sarama.ConsumerGroupHandler, errs chan<- error) (stop func()) {
+func consumeLoop(t testing.TB, g sarama.ConsumerGroup, topic string, h sarama.ConsumerGroupHandler, errs chan<- error) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
