@@ -13,6 +13,7 @@ type stopCause int
 const (
 	running       stopCause = iota
 	channelClosed           // the claim's Messages() closed: revoked, lost or fenced
+	claimDropped            // the session no longer lists the claim (see claimWatch)
 	sessionEnded            // the session's context is done
 	messageFailed           // a message failed under FailureStop
 )
@@ -55,19 +56,22 @@ func newClaimRun(h *handler, session sarama.ConsumerGroupSession, claim sarama.C
 }
 
 // run reads the claim and starts work until the claim stops, then drains.
-// The channel is read only while fewer than MaxInFlight messages are held.
+// The channel is read only while fewer than MaxInFlight messages are held;
+// meanwhile claimWatch looks out for a revoke the channel cannot show.
 func (r *claimRun) run() error {
 	defer r.cancel()
 	msgs := r.claim.Messages()
 	done := r.session.Context().Done()
+	watch := newClaimWatch(r.session, r.claim, r.h.claimPoll)
+	defer watch.stop()
 	for r.cause == running {
 		if r.session.Context().Err() != nil {
 			r.cause = sessionEnded
 			break
 		}
-		in := msgs
+		in, poll := msgs, (<-chan time.Time)(nil)
 		if r.win.size() >= r.h.cfg.MaxInFlight {
-			in = nil
+			in, poll = nil, watch.tick()
 		}
 		select {
 		case msg, ok := <-in:
@@ -80,6 +84,10 @@ func (r *claimRun) run() error {
 			r.finish(res)
 		case <-done:
 			r.cause = sessionEnded
+		case <-poll:
+			if watch.dropped() {
+				r.cause = claimDropped
+			}
 		}
 	}
 	return r.drain()

@@ -23,6 +23,8 @@ type fakeSession struct {
 	resets   []int64 // ResetOffset's next offsets
 	finished func(offset int64) bool
 	badMarks []string
+	claimed  bool  // Claims() lists partition t/0
+	gen      int32 // GenerationID()
 }
 
 func newFakeSession() *fakeSession {
@@ -30,9 +32,32 @@ func newFakeSession() *fakeSession {
 	return &fakeSession{ctx: ctx, cancel: cancel}
 }
 
-func (s *fakeSession) Claims() map[string][]int32 { return nil }
-func (s *fakeSession) MemberID() string           { return "fake" }
-func (s *fakeSession) GenerationID() int32        { return 1 }
+func (s *fakeSession) MemberID() string { return "fake" }
+
+// Claims lists t/0 while claimed.
+func (s *fakeSession) Claims() map[string][]int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.claimed {
+		return map[string][]int32{}
+	}
+	return map[string][]int32{"t": {0}}
+}
+
+func (s *fakeSession) GenerationID() int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+// drop ends the claim of t/0 as HandlerGroup does: it leaves Claims(),
+// and the generation moves.
+func (s *fakeSession) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claimed = false
+	s.gen++
+}
 func (s *fakeSession) MarkOffset(string, int32, int64, string) {
 	panic("parallel marks messages, not offsets")
 }

@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"context"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -16,6 +17,9 @@ type handler struct {
 	fn      Func
 	cfg     Config // with defaults
 	invalid error  // the config's or fn's problem, returned by Setup
+	// claimPoll is how often a claim whose window is full checks that the
+	// session still lists it (see claimWatch); tests shorten it.
+	claimPoll time.Duration
 }
 
 // NewHandler returns a sarama.ConsumerGroupHandler that runs fn on every
@@ -25,7 +29,7 @@ type handler struct {
 // returns the error (Config.Validate's, or ErrNoFunc), so the session ends
 // before anything is consumed.
 func NewHandler(fn func(context.Context, *sarama.ConsumerMessage) error, cfg Config) sarama.ConsumerGroupHandler {
-	h := &handler{fn: fn, cfg: cfg.withDefaults(), invalid: cfg.Validate()}
+	h := &handler{fn: fn, cfg: cfg.withDefaults(), invalid: cfg.Validate(), claimPoll: defaultClaimPoll}
 	if fn == nil && h.invalid == nil {
 		h.invalid = ErrNoFunc
 	}

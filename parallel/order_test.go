@@ -45,16 +45,17 @@ func keysFrom(n, distinct int, nilShare float64) []string {
 func TestPerKeyOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		n        int
 		distinct int
 		nilShare float64
 	}{
-		{"many keys", 1000, 0},
-		{"few keys", 3, 0},
-		{"one key", 1, 0},
-		{"nil keys in order", 50, 0.3},
+		{"many keys", 2000, 1000, 0},
+		{"few keys", 2000, 3, 0},
+		{"one key", 500, 1, 0}, // sequential: fewer, to stay fast
+		{"nil keys in order", 2000, 50, 0.3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const n = 2000
+			n := tc.n
 			rec := newRecorder()
 			s := newFakeSession()
 			s.finished = rec.isFinished
@@ -82,7 +83,7 @@ func TestPerKeyOrder(t *testing.T) {
 			if got := rec.countFinished(); got != n {
 				t.Errorf("processed %d messages, want %d", got, n)
 			}
-			if got := s.lastMark(); got != n-1 {
+			if got := s.lastMark(); got != int64(n-1) {
 				t.Errorf("last mark %d, want %d", got, n-1)
 			}
 			if rec.maxFlight > 16 {
@@ -118,7 +119,7 @@ func TestNilKeyAnyOrder(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if got := s.lastMark(); got != n-1 {
+	if got := s.lastMark(); got != int64(n-1) {
 		t.Errorf("last mark %d, want %d", got, n-1)
 	}
 }
@@ -194,7 +195,7 @@ func TestContiguousPrefixMarking(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
-	if got := s.lastMark(); got != n-1 {
+	if got := s.lastMark(); got != int64(n-1) {
 		t.Errorf("last mark %d, want %d", got, n-1)
 	}
 	s.check(t)

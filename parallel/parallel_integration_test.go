@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +129,100 @@ func TestIntegrationParallelSaramaGroup(t *testing.T) {
 	waitUntil(t, 60*time.Second, "every message processed", func() bool { return l.distinct() >= n })
 	stop()
 	l.check(t, want)
+}
+
+// TestIntegrationParallelRevokeStalled: on HandlerGroup, a claim whose
+// window is full behind a message that never finishes (so it reads
+// nothing, and cannot see its channel close) still sees its partition
+// move when a second member joins: it cancels the stalled message after
+// DrainTimeout and hands the partition over, without the group giving up
+// on its marks after Offsets.ProcessingTimeout, and the new member
+// processes everything from the stalled message on, starting only after
+// the stalled run was cancelled.
+func TestIntegrationParallelRevokeStalled(t *testing.T) {
+	testenv.Integration(t)
+	const n, stallAt = 400, 10
+	topic := testenv.UniqueName("parallel-stalled")
+	testenv.CreateTopic(t, topic, 2)
+	want := produceKeyed(t, topic, n, 50)
+	group := testenv.UniqueName("parallel-stalled")
+	cfg := groupConfig()
+	cfg.Offsets.ProcessingTimeout = 20 * time.Second
+	pcfg := parallel.Config{MaxInFlight: 4, DrainTimeout: time.Second}
+	l := newLedger()
+
+	var mu sync.Mutex
+	stalled := map[int32]time.Time{} // partition: when the stalled run ended
+	record0 := l.fn(0, time.Millisecond)
+	stall := func(ctx context.Context, msg *sarama.ConsumerMessage) error {
+		if msg.Offset != stallAt {
+			return record0(ctx, msg)
+		}
+		<-ctx.Done()
+		mu.Lock()
+		stalled[msg.Partition] = time.Now()
+		mu.Unlock()
+		return ctx.Err()
+	}
+	errs := make(chan error, 64)
+	g0, err := consumergroup.NewConsumerGroup(group, []string{testenv.ZKAddr()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop0 := consumeLoop(t, g0, topic, parallel.NewHandler(stall, pcfg), errs)
+	defer stop0()
+	// Both partitions stall at offset 10 with the window full.
+	waitUntil(t, 60*time.Second, "both partitions stalled", func() bool { return l.distinct() >= 2*(stallAt+pcfg.MaxInFlight-1) })
+
+	g1, err := consumergroup.NewConsumerGroup(group, []string{testenv.ZKAddr()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop1 := consumeLoop(t, g1, topic, parallel.NewHandler(l.fn(1, time.Millisecond), pcfg), errs)
+	defer stop1()
+	var moved int32 = -1
+	waitUntil(t, 60*time.Second, "a partition processed to its end by the new member", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for p, offs := range want {
+			all := true
+			for o := range offs {
+				if o >= stallAt && !l.done[[2]int64{int64(p), o}] {
+					all = false
+					break
+				}
+			}
+			if all {
+				moved = p
+				return true
+			}
+		}
+		return false
+	})
+	stop1()
+	stop0()
+	for len(errs) > 0 {
+		if err := <-errs; strings.Contains(err.Error(), "gave up waiting") {
+			t.Errorf("the group gave up on the stalled claim's marks: %v", err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	var first time.Time
+	for _, r := range l.runs {
+		if r.partition == moved && r.member == 1 && (first.IsZero() || r.start.Before(first)) {
+			first = r.start
+		}
+	}
+	end, ok := stalled[moved]
+	switch {
+	case !ok:
+		t.Errorf("partition %d: the stalled run was never cancelled", moved)
+	case first.Before(end):
+		t.Errorf("partition %d: the new member started at %s, before the stalled run ended at %s", moved, first.Format("15:04:05.000"), end.Format("15:04:05.000"))
+	default:
+		t.Logf("partition %d: stalled run cancelled at %s, new member's first start %v later", moved, end.Format("15:04:05.000"), first.Sub(end).Round(time.Millisecond))
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/IBM/sarama"
 	"github.com/cenkalti/backoff/v4"
 )
 
@@ -37,7 +36,7 @@ func (h *handler) process(ctx context.Context, stopping <-chan struct{}, e *entr
 		backoff.WithMaxElapsedTime(h.cfg.Retry.MaxElapsedTime),
 	)
 	for attempts := 1; ; attempts++ {
-		err := h.call(ctx, e.msg)
+		err := h.fn(ctx, e.msg)
 		if err == nil {
 			return result{entry: e, outcome: succeeded, attempts: attempts}
 		}
@@ -57,9 +56,4 @@ func (h *handler) process(ctx context.Context, stopping <-chan struct{}, e *entr
 			return result{entry: e, outcome: abandoned, attempts: attempts, err: err}
 		}
 	}
-}
-
-// call runs fn once.
-func (h *handler) call(ctx context.Context, msg *sarama.ConsumerMessage) error {
-	return h.fn(ctx, msg)
 }

@@ -230,3 +230,45 @@ func TestStopEndsRetries(t *testing.T) {
 		t.Errorf("marks %v, resets %v; want none and [0]", s.marks, s.resets)
 	}
 }
+
+// TestRevokeWithFullWindow: a claim whose window is full behind a stalled
+// message does not read its channel, so it cannot see the channel close
+// behind the messages it buffers; it sees the revoke when the session
+// stops listing the claim (as HandlerGroup's does), drains, cancels the
+// stalled message after DrainTimeout, and returns without reading the
+// buffer.
+func TestRevokeWithFullWindow(t *testing.T) {
+	rec := newRecorder()
+	g := newGate(0)
+	s := newFakeSession()
+	s.claimed = true
+	c := &fakeClaim{msgs: make(chan *sarama.ConsumerMessage, 4)}
+	h := NewHandler(gatedFn(rec, g), Config{MaxInFlight: 2, DrainTimeout: 50 * time.Millisecond})
+	h.(*handler).claimPoll = time.Millisecond
+	errc := consume(h, s, c)
+	c.msgs <- &sarama.ConsumerMessage{Topic: "t", Offset: 0, Key: []byte("A")}
+	c.msgs <- &sarama.ConsumerMessage{Topic: "t", Offset: 1, Key: []byte("B")}
+	wait(t, "0 running and 1 finished: the window full", func() bool { return rec.isStarted(0) && rec.isFinished(1) })
+	for o := int64(2); o < 6; o++ {
+		c.msgs <- &sarama.ConsumerMessage{Topic: "t", Offset: o, Key: []byte("C")}
+	}
+	close(c.msgs)
+	s.drop()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("ConsumeClaim: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ConsumeClaim did not return within 10s of the revoke: the stalled message held it")
+	}
+	if len(c.msgs) != 4 {
+		t.Errorf("%d buffered messages left, want 4: read after the revoke", len(c.msgs))
+	}
+	if rec.isFinished(0) {
+		t.Error("0 finished: its context was not cancelled")
+	}
+	if len(s.resets) != 1 || s.resets[0] != 0 {
+		t.Errorf("ResetOffset calls %v, want [0]", s.resets)
+	}
+}
