@@ -25,6 +25,11 @@
 //
 // The claim stops when its channel closes (revoked, lost or fenced), when
 // the session's context ends, or when a message fails under FailureStop.
+// While MaxInFlight messages are held the channel is not read, so a close
+// behind the messages it buffers cannot show; the claim then checks every
+// 100 ms whether session.Claims() still lists it (HandlerGroup drops a
+// claim from it as it closes the channel; under sarama a revoke ends the
+// session's context).
 // Then no new work starts: nothing more is read, messages waiting behind
 // their key never start, and no retry begins. The messages running get
 // Config.DrainTimeout to finish and be marked; then fn's context is
