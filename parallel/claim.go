@@ -11,7 +11,7 @@ import (
 type stopCause int
 
 const (
-	running       stopCause = iota
+	notStopped    stopCause = iota
 	channelClosed           // the claim's Messages() closed: revoked, lost or fenced
 	claimDropped            // the session no longer lists the claim (see claimWatch)
 	sessionEnded            // the session's context is done
@@ -26,16 +26,16 @@ type claimRun struct {
 	session sarama.ConsumerGroupSession
 	claim   sarama.ConsumerGroupClaim
 
-	win      window
-	lanes    *lanes
-	running  int                     // messages whose processing goroutine has not reported
-	results  chan result             // capacity MaxInFlight: a report never blocks
-	workCtx  context.Context         // fn's; cancelled when the drain gives up
-	cancel   func()                  //
-	stopping chan struct{}           // closed when the claim stops reading: no retry starts
-	cause    stopCause               //
-	failed   *MessageError           // the message that stopped the claim
-	lastMark *sarama.ConsumerMessage // the last message marked by this run
+	win        window
+	lanes      *lanes
+	processing int                     // messages started whose result has not come back
+	results    chan result             // capacity MaxInFlight: a report never blocks
+	workCtx    context.Context         // fn's; cancelled when the drain gives up
+	cancel     func()                  // cancels workCtx
+	stopping   chan struct{}           // closed when the claim stops reading: no retry starts
+	cause      stopCause               // why the claim stopped; notStopped until then
+	failed     *MessageError           // the message that stopped the claim
+	lastMark   *sarama.ConsumerMessage // the last message marked by this run
 }
 
 func newClaimRun(h *handler, session sarama.ConsumerGroupSession, claim sarama.ConsumerGroupClaim) *claimRun {
@@ -64,7 +64,7 @@ func (r *claimRun) run() error {
 	done := r.session.Context().Done()
 	watch := newClaimWatch(r.session, r.claim, r.h.claimPoll)
 	defer watch.stop()
-	for r.cause == running {
+	for r.cause == notStopped {
 		if r.session.Context().Err() != nil {
 			r.cause = sessionEnded
 			break
@@ -111,7 +111,7 @@ func (r *claimRun) admit(msg *sarama.ConsumerMessage) {
 
 // start runs e's message on a goroutine of its own.
 func (r *claimRun) start(e *entry) {
-	r.running++
+	r.processing++
 	go func() { r.results <- r.h.process(r.workCtx, r.stopping, e) }()
 }
 
@@ -119,7 +119,7 @@ func (r *claimRun) start(e *entry) {
 // finished prefix, and starts the next message of its key unless the
 // claim stops.
 func (r *claimRun) finish(res result) {
-	r.running--
+	r.processing--
 	e := res.entry
 	switch res.outcome {
 	case succeeded:
@@ -147,7 +147,7 @@ func (r *claimRun) finish(res result) {
 		return
 	}
 	ln.running = false
-	if r.cause == running && len(ln.waiting) > 0 {
+	if r.cause == notStopped && len(ln.waiting) > 0 {
 		next := ln.waiting[0]
 		ln.waiting[0] = nil
 		ln.waiting = ln.waiting[1:]
@@ -175,7 +175,7 @@ func (r *claimRun) drain() error {
 	r.stop()
 	timer := time.NewTimer(r.h.cfg.DrainTimeout)
 	defer timer.Stop()
-	for r.running > 0 {
+	for r.processing > 0 {
 		select {
 		case res := <-r.results:
 			r.finish(res)
