@@ -133,6 +133,9 @@ func (c Config) Validate() error {
 	case c.OnFailure != FailureStop && c.OnFailure != FailureSkip:
 		return &ConfigError{"OnFailure", "must be FailureStop or FailureSkip"}
 	}
+	if d := c.withDefaults(); d.Retry.InitialInterval > d.Retry.MaxInterval {
+		return &ConfigError{"Retry.InitialInterval", fmt.Sprintf("(%v) must be <= Retry.MaxInterval (%v)", d.Retry.InitialInterval, d.Retry.MaxInterval)}
+	}
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -24,6 +25,7 @@ func TestConfigRefused(t *testing.T) {
 		{"Retry.MaxAttempts", Config{Retry: Retry{MaxAttempts: -1}}},
 		{"Retry.MaxElapsedTime", Config{Retry: Retry{MaxElapsedTime: -1}}},
 		{"OnFailure", Config{OnFailure: 9}},
+		{"Retry.InitialInterval", Config{Retry: Retry{InitialInterval: 10 * time.Second}}}, // above the 5 s default max
 	} {
 		var ce *ConfigError
 		if err := NewHandler(fn, tc.cfg).Setup(nil); !errors.As(err, &ce) || ce.Field != tc.field {
