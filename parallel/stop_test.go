@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -271,4 +272,33 @@ func TestRevokeWithFullWindow(t *testing.T) {
 	if len(s.resets) != 1 || s.resets[0] != 0 {
 		t.Errorf("ResetOffset calls %v, want [0]", s.resets)
 	}
+}
+
+// TestDefaultRetryTimes: with the default Retry (5 attempts, from 100 ms,
+// ×1.5 ±50 %, capped at 5 s), a failing message is tried 5 times over
+// about 0.8 s (between 0.4 and 1.2 s of backoff) before the claim stops.
+// It runs on synctest's fake clock, so it does not sleep.
+func TestDefaultRetryTimes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fn, attempts := failing(0, 100, errors.New("boom"))
+		s := newFakeSession()
+		c := newFakeClaim()
+		stop := make(chan struct{})
+		defer close(stop)
+		c.feed([]string{"a"}, false, stop)
+		start := time.Now()
+		err := <-consume(NewHandler(fn, Config{}), s, c)
+		elapsed := time.Since(start)
+		var me *MessageError
+		if !errors.As(err, &me) || me.Attempts != DefaultRetryMaxAttempts {
+			t.Fatalf("ConsumeClaim: %v, want a *MessageError after %d attempts", err, DefaultRetryMaxAttempts)
+		}
+		if got := attempts(0); got != DefaultRetryMaxAttempts {
+			t.Errorf("%d attempts, want %d", got, DefaultRetryMaxAttempts)
+		}
+		// The 4 waits: 100, 150, 225, 337.5 ms, each ±50 %.
+		if elapsed < 400*time.Millisecond || elapsed > 1220*time.Millisecond {
+			t.Errorf("retries took %v of fake time, want 0.4-1.2 s", elapsed)
+		}
+	})
 }
