@@ -275,3 +275,36 @@ func TestStoredOffsetOutOfRangeGoesToInitial(t *testing.T) {
 		t.Fatalf("Offsets.Initial asked for %v, want [9]", asked)
 	}
 }
+
+// A feed opened at a stored offset out of range whose first answer is a
+// throttle (no partition in it, so nothing said about the offset) has not
+// read through it: the OFFSET_OUT_OF_RANGE that follows goes to
+// Offsets.Initial (the feed falls back, sarama's open asks it), not to a
+// *TruncationError that resumes at the log's end and skips what
+// Offsets.Initial (the oldest) would read.
+func TestThrottledFirstFetchReadsNothingThrough(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	e, _, _ := outOfRangeEngine(t, broker, true)
+	throttled := &sarama.FetchResponse{Version: fetchVersion(testVersion), ThrottleTime: 5 * time.Millisecond}
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": leaderMetadata(t, broker, broker),
+		"OffsetRequest":   logRange(t, 0, 5),
+		"FetchRequest":    sarama.NewMockSequence(throttled, outOfRangeFetch()),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := e.Partition(ctx, "t", 0, nil, nil)
+	src, err := p.Open(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sourceEnd(t, src)
+	closeErr := src.Close()
+	if _, lost := LostPosition(err); lost {
+		t.Fatalf("Next = %v: the stored offset 9 was never read through, want a fallback to Offsets.Initial", err)
+	}
+	if !errors.Is(closeErr, sarama.ErrOffsetOutOfRange) {
+		t.Fatalf("Close = %v, want the broker's OFFSET_OUT_OF_RANGE", closeErr)
+	}
+}
