@@ -252,6 +252,7 @@ func (f *roundFetcher) run(id int32) {
 		conn, own := f.connTo(f.leaders[id])
 		f.mu.Unlock()
 		if batch = f.stillLed(id, batch); len(batch) == 0 {
+			f.releaseConn(id, conn, own) // nothing sent: the round is over
 			continue
 		}
 		resp, err := f.send(conn, batch)
