@@ -100,7 +100,14 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			}
 			return
 		}
-		f.retry.succeeded(max(next, r.next))
+		// Only an answer holding the partition (a high-water mark) says
+		// its log holds next: a throttle, or a want moved away
+		// maxMovesPerFetch times, holds none.
+		reached := int64(-1)
+		if r.hwm > 0 {
+			reached = max(next, r.next)
+		}
+		f.retry.succeeded(reached)
 		if f.mark != nil && r.hwm > 0 {
 			f.mark.Store(r.hwm)
 		}

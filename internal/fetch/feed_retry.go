@@ -101,7 +101,8 @@ func (r *feedRetry) again(ctx context.Context, err error) bool {
 }
 
 // succeeded notes a fetch that answered without error, read through to
-// position: the next failure starts a new series of retries.
+// position (-1: the answer did not say): the next failure starts a new
+// series of retries.
 func (r *feedRetry) succeeded(position int64) {
 	if r != nil {
 		r.failed = 0

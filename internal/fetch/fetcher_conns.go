@@ -222,11 +222,14 @@ func (f *roundFetcher) dropConn(id int32, conn *sarama.Broker, own bool) {
 // closeConns makes the fetcher send no more rounds, closes the own
 // connections (shared with the other fetcher, which is closing too) and
 // waits until its rounds are over: those over own connections fail at
-// once; those over the client's are answered at once (no long poll goes
-// there). Rounds after it fail (errFetcherClosed). Engine.Close calls it
-// once every feed has stopped.
+// once; those over the client's are abandoned (see sendOver). Rounds
+// after it fail (errFetcherClosed). Engine.Close calls it once every feed
+// has stopped.
 func (f *roundFetcher) closeConns() {
 	f.mu.Lock()
+	if !f.closed {
+		close(f.closing)
+	}
 	f.closed = true
 	f.mu.Unlock()
 	if f.own != nil {

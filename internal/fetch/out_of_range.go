@@ -39,8 +39,8 @@ func newReadPositions(client Client, topic string, partition int32) *readPositio
 }
 
 // reach notes that the partition was read through to position: a fetch
-// at it answered, or the message before it was handed out. Nil: nothing
-// is noted.
+// at it answered, the message before it was handed out, or a
+// *RetentionError resumes there. Nil: nothing is noted.
 func (r *readPositions) reach(position int64) {
 	if r == nil {
 		return
@@ -101,6 +101,10 @@ func (r *readPositions) lookUp(c logRangeClient, position int64) error {
 	case position > end:
 		return &TruncationError{Topic: r.topic, Partition: r.partition, Position: position, LogEnd: end}
 	case position < start:
+		// The reader resumes at start: should retention remove more
+		// before it is read, that is retention again, not a stored
+		// offset for Offsets.Initial.
+		r.reach(start)
 		return &RetentionError{Topic: r.topic, Partition: r.partition, Position: position, LogStart: start}
 	}
 	return fmt.Errorf("%w: %d in [%d, %d]", errStaleOutOfRange, position, start, end)

@@ -275,3 +275,84 @@ func TestStoredOffsetOutOfRangeGoesToInitial(t *testing.T) {
 		t.Fatalf("Offsets.Initial asked for %v, want [9]", asked)
 	}
 }
+
+// A feed opened at a stored offset out of range whose first answer is a
+// throttle (no partition in it, so nothing said about the offset) has not
+// read through it: the OFFSET_OUT_OF_RANGE that follows goes to
+// Offsets.Initial (the feed falls back, sarama's open asks it), not to a
+// *TruncationError that resumes at the log's end and skips what
+// Offsets.Initial (the oldest) would read.
+func TestThrottledFirstFetchReadsNothingThrough(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	e, _, _ := outOfRangeEngine(t, broker, true)
+	throttled := &sarama.FetchResponse{Version: fetchVersion(testVersion), ThrottleTime: 5 * time.Millisecond}
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": leaderMetadata(t, broker, broker),
+		"OffsetRequest":   logRange(t, 0, 5),
+		"FetchRequest":    sarama.NewMockSequence(throttled, outOfRangeFetch()),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := e.Partition(ctx, "t", 0, nil, nil)
+	src, err := p.Open(9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sourceEnd(t, src)
+	closeErr := src.Close()
+	if _, lost := LostPosition(err); lost {
+		t.Fatalf("Next = %v: the stored offset 9 was never read through, want a fallback to Offsets.Initial", err)
+	}
+	if !errors.Is(closeErr, sarama.ErrOffsetOutOfRange) {
+		t.Fatalf("Close = %v, want the broker's OFFSET_OUT_OF_RANGE", closeErr)
+	}
+}
+
+// Retention that removes more after a *RetentionError (DeleteRecords, a
+// segment deleted meanwhile) leaves the position the reader resumes at,
+// the log's start it was told, out of range too: that is retention again,
+// resumed at the new start, not a stored offset never read through that
+// falls back to sarama's consumer and on to Offsets.Initial (the newest,
+// skipping what retention left).
+func TestFeedRetentionAgainAtTheResumedStart(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	e, reported, _ := outOfRangeEngine(t, broker, true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := e.Partition(ctx, "t", 0, nil, func(int64, error) (int64, error) {
+		return 0, errors.New("Offsets.Initial")
+	})
+	src := readToFive(t, p)
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": leaderMetadata(t, broker, broker),
+		"OffsetRequest":   logRange(t, 8, 12),
+		"FetchRequest":    sarama.NewMockWrapper(outOfRangeFetch()),
+	})
+	_ = sourceEnd(t, src)
+	if resume, ok := LostPosition(src.Close()); !ok || resume != 8 {
+		t.Fatalf("first loss: resume %d, %v; want 8", resume, ok)
+	}
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": leaderMetadata(t, broker, broker),
+		"OffsetRequest":   logRange(t, 10, 12),
+		"FetchRequest":    sarama.NewMockWrapper(outOfRangeFetch()),
+	})
+	again, err := p.Open(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sourceEnd(t, again)
+	closeErr := again.Close()
+	var ret *RetentionError
+	if !errors.As(err, &ret) || ret.Position != 8 || ret.LogStart != 10 {
+		t.Fatalf("at the resumed start 8, with the log at [10, 12): Next = %v, want a *RetentionError at 8, log start 10", err)
+	}
+	if resume, ok := LostPosition(closeErr); !ok || resume != 10 {
+		t.Fatalf("Close = %v, want a lost position resuming at 10", closeErr)
+	}
+	if len(*reported) != 0 {
+		t.Fatalf("reported %v, want nothing (the worker reports the lost position)", *reported)
+	}
+}

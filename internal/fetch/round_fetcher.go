@@ -28,6 +28,9 @@ type roundFetcher struct {
 	own    *ownConns
 	closed bool           // closeConns was called: no new rounds
 	rounds sync.WaitGroup // the round loops running (see run)
+	// closing is closed by closeConns: a round over the client's
+	// connection is abandoned then (see sendOver).
+	closing chan struct{}
 
 	mu       sync.Mutex
 	pending  map[int32][]*fetchWant // by broker id
@@ -95,7 +98,7 @@ var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker)}
+		leaders: make(map[int32]*sarama.Broker), closing: make(chan struct{})}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
@@ -252,16 +255,17 @@ func (f *roundFetcher) run(id int32) {
 		conn, own := f.connTo(f.leaders[id])
 		f.mu.Unlock()
 		if batch = f.stillLed(id, batch); len(batch) == 0 {
+			f.releaseConn(id, conn, own) // nothing sent: the round is over
 			continue
 		}
-		resp, err := f.send(conn, batch)
+		resp, err := f.sendOver(conn, own, batch)
 		if own && connectionClosed(err) {
 			f.releaseConn(id, conn, own)
 			f.dropConn(id, conn, own)
 			f.mu.Lock()
 			conn, own = f.connTo(f.leaders[id])
 			f.mu.Unlock()
-			resp, err = f.send(conn, batch)
+			resp, err = f.sendOver(conn, own, batch)
 		}
 		f.releaseConn(id, conn, own)
 		if len(batch) > 1 && undecodable(err) {
@@ -317,6 +321,32 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 	resp, err := broker.Fetch(req)
 	f.env.log.Debug("fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
 	return resp, err
+}
+
+// sendOver is send over conn, an own connection or not. A round over the
+// client's connection, which closeConns cannot shut, is abandoned when
+// closeConns is called (errFetcherClosed): a hung broker would hold its
+// answer, and the group's Close, for the read timeout. Its request ends
+// when sarama's does.
+func (f *roundFetcher) sendOver(conn *sarama.Broker, own bool, batch []*fetchWant) (*sarama.FetchResponse, error) {
+	if own || conn == nil {
+		return f.send(conn, batch)
+	}
+	type answer struct {
+		resp *sarama.FetchResponse
+		err  error
+	}
+	done := make(chan answer, 1) // never blocks the request's goroutine
+	go func() {
+		resp, err := f.send(conn, batch)
+		done <- answer{resp, err}
+	}()
+	select {
+	case a := <-done:
+		return a.resp, a.err
+	case <-f.closing:
+		return nil, errFetcherClosed
+	}
 }
 
 // deliver answers every want of batch, a round to broker id, with its
