@@ -1,6 +1,11 @@
 package assign
 
-import "errors"
+import (
+	"errors"
+	"slices"
+
+	"github.com/zkgroup/kafka/kazoo"
+)
 
 // Strategy names a way of dividing a topic's partitions between the
 // instances of a group. Every instance computes the assignment on its own,
@@ -21,12 +26,65 @@ const (
 	// change of leader never moves a partition to another instance. It
 	// does not agree with upstream instances; switch a whole group at once.
 	RangeByID Strategy = "range-by-id"
+
+	// Sticky moves as few partitions as it can when a member joins or
+	// leaves: rendezvous hashing with bounded load (see Rendezvous),
+	// each member taking at most ceil(P/N) partitions of a
+	// topic. An instance configured with it offers it in its
+	// registration, and uses it only while every registered member of
+	// the group offers it; otherwise it uses RangeByLeader, as upstream
+	// instances do, so a mixed fleet agrees. See docs/assignment.md.
+	Sticky Strategy = "sticky"
 )
 
 // ErrUnknownStrategy is returned by Assign for a strategy it does not know.
 var ErrUnknownStrategy = errors.New("consumergroup: unknown assignment strategy")
 
-// Valid reports whether s is a strategy Assign knows.
+// Valid reports whether s is a strategy a group can be configured with.
 func (s Strategy) Valid() bool {
-	return s == RangeByLeader || s == RangeByID
+	return s == RangeByLeader || s == RangeByID || s == Sticky
+}
+
+// UsesLeaders reports whether the assignment under s can depend on the
+// partitions' leaders: RangeByLeader, and Sticky, which falls back to it.
+func (s Strategy) UsesLeaders() bool {
+	return s == RangeByLeader || s == Sticky
+}
+
+// Offered returns what an instance configured with s offers in its
+// registration (the "assignment" list): Sticky for Sticky, nothing for
+// the range strategies, which need no agreement beyond the configuration.
+func (s Strategy) Offered() []string {
+	if s == Sticky {
+		return []string{string(Sticky)}
+	}
+	return nil
+}
+
+// OfferedBy returns the strategies reg offers ("assignment"); a
+// registration written by upstream or by Kafka offers none.
+func OfferedBy(reg *kazoo.Registration) []Strategy {
+	if reg == nil {
+		return nil
+	}
+	out := make([]Strategy, len(reg.Assignment))
+	for i, s := range reg.Assignment {
+		out[i] = Strategy(s)
+	}
+	return out
+}
+
+// InEffect is the strategy a group configured with s uses with members:
+// Sticky only when every member offers it, RangeByLeader in its place
+// otherwise; any other strategy as it is.
+func InEffect(s Strategy, members []Member) Strategy {
+	if s != Sticky {
+		return s
+	}
+	for _, m := range members {
+		if !slices.Contains(m.Offers, Sticky) {
+			return RangeByLeader
+		}
+	}
+	return Sticky
 }

@@ -1,0 +1,135 @@
+package assign
+
+import (
+	"cmp"
+	"hash/fnv"
+	"slices"
+)
+
+// Rendezvous divides one topic's partitions between instanceIDs by rendezvous
+// (highest-random-weight) hashing with bounded load, and returns each
+// instance's partitions sorted by ID. It is the assignment Sticky
+// names once every member offers it (see Topics); docs/assignment.md has
+// the argument and the measured balance and movement.
+//
+// Every (instance, partition) pair has a weight, a hash of the topic, the
+// instance ID and the partition ID (see weight). Each instance takes at
+// most ceil(P/N) partitions (P partitions, N instances), so the load is as
+// even as upstream's ranges. The pairs are taken in descending weight
+// (ties: the smaller instance ID, then the smaller partition ID), a pair
+// being kept when its partition is still free and its instance still has
+// room: a partition goes to the instance that wants it most, unless that
+// instance filled up with partitions it wants more. The result is the
+// unique stable matching of those weights, so it depends on the sets of
+// instances and partitions only, never on their order or on history.
+//
+// When a member joins or leaves, only the partitions whose choice it
+// changes move: the joiner's (about P/(N+1)) or the leaver's, plus a few
+// others where the bound on the load makes a partition fall through to its
+// next choice. Range moves most partitions instead.
+//
+// Input is handled as Assign handles it: repeated instance IDs count once,
+// a repeated partition ID is assigned once (its entry with the lowest
+// leader), instances that get nothing have no entry, and with no instances
+// the map is empty. Leaders never matter otherwise.
+//
+// The weights and the order are part of the protocol: instances of
+// different versions must compute the same result, so a change of either
+// needs a new strategy name.
+func Rendezvous(topic string, instanceIDs []string, partitions []Partition) map[string][]Partition {
+	instances := slices.Clone(instanceIDs)
+	slices.Sort(instances)
+	instances = slices.Compact(instances)
+
+	parts := slices.Clone(partitions)
+	slices.SortFunc(parts, func(a, b Partition) int {
+		return cmp.Or(cmp.Compare(a.ID, b.ID), cmp.Compare(a.Leader, b.Leader))
+	})
+	parts = dedupePartitions(parts)
+
+	result := make(map[string][]Partition)
+	if len(instances) == 0 || len(parts) == 0 {
+		return result
+	}
+	owner := matchByWeight(topic, instances, parts, ceilDiv(len(parts), len(instances)))
+	for i, p := range parts { // in ID order, so each share is sorted
+		id := instances[owner[i]]
+		result[id] = append(result[id], p)
+	}
+	return result
+}
+
+// weightedPair is one (instance, partition) candidate of Rendezvous, by index
+// into its sorted instances and partitions.
+type weightedPair struct {
+	weight    uint64
+	instance  int32
+	partition int32
+}
+
+// matchByWeight returns, for each of parts, the index of its instance: the
+// pairs in descending weight, each kept while its partition is free and its
+// instance holds fewer than capacity. instances must be sorted and parts
+// sorted by ID, so that index order is ID order for the ties.
+func matchByWeight(topic string, instances []string, parts []Partition, capacity int) []int32 {
+	pairs := make([]weightedPair, 0, len(instances)*len(parts))
+	for i, id := range instances {
+		key := instanceKey(topic, id)
+		for j, p := range parts {
+			pairs = append(pairs, weightedPair{weight(key, p.ID), int32(i), int32(j)})
+		}
+	}
+	slices.SortFunc(pairs, func(a, b weightedPair) int {
+		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.instance, b.instance), cmp.Compare(a.partition, b.partition))
+	})
+
+	owner := make([]int32, len(parts))
+	for j := range owner {
+		owner[j] = -1
+	}
+	load := make([]int, len(instances))
+	left := len(parts)
+	for _, pr := range pairs {
+		if owner[pr.partition] >= 0 || load[pr.instance] >= capacity {
+			continue
+		}
+		owner[pr.partition] = pr.instance
+		load[pr.instance]++
+		if left--; left == 0 {
+			break
+		}
+	}
+	return owner
+}
+
+// instanceKey is the part of an instance's weights that does not depend on
+// the partition: FNV-1a (64 bits) of the topic, a zero byte and the
+// instance ID. The topic is in it so that the partitions of topics with the
+// same partition count do not all go to the same instances.
+func instanceKey(topic, instanceID string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(topic))
+	_, _ = h.Write([]byte{0})
+	_, _ = h.Write([]byte(instanceID))
+	return h.Sum64()
+}
+
+// weight is how much the instance with key wants partition:
+// splitmix64(key XOR splitmix64(partition)), the partition ID taken as an
+// unsigned 32-bit number.
+func weight(key uint64, partition int32) uint64 {
+	return splitmix64(key ^ splitmix64(uint64(uint32(partition))))
+}
+
+// splitmix64 is one step of Steele, Lea and Flood's SplitMix64 generator
+// from state x: it spreads every input bit over the whole output, so
+// weights of neighbouring IDs look unrelated.
+func splitmix64(x uint64) uint64 {
+	z := x + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
+}
+
+// ceilDiv is ceil(a/b) for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
