@@ -2,6 +2,7 @@ package assign
 
 import (
 	"cmp"
+	"container/heap"
 	"hash/fnv"
 	"slices"
 )
@@ -59,47 +60,80 @@ func Rendezvous(topic string, instanceIDs []string, partitions []Partition) map[
 	return result
 }
 
-// weightedPair is one (instance, partition) candidate of Rendezvous, by index
-// into its sorted instances and partitions.
-type weightedPair struct {
+// matchByWeight returns, for each of parts, the index of its instance: the
+// (instance, partition) pairs taken in descending weight (ties: the lower
+// instance index, then the lower partition index), each kept while its
+// partition is free and its instance holds fewer than capacity. instances
+// must be sorted and parts sorted by ID, so that index order is ID order.
+//
+// Rather than sorting all P×N pairs, it keeps each free partition's best
+// candidate among the instances with room in a heap: an instance that is
+// full stays full, so a popped candidate whose instance filled up meanwhile
+// is replaced by the partition's next best with room, and the first
+// candidate popped with room is the next pair of the descending order that
+// is kept. TestMatchByWeightIsTheSortedGreedy checks it against the sort.
+func matchByWeight(topic string, instances []string, parts []Partition, capacity int) []int32 {
+	keys := make([]uint64, len(instances))
+	for i, id := range instances {
+		keys[i] = instanceKey(topic, id)
+	}
+	load := make([]int, len(instances))
+	best := func(j int32) candidate {
+		c := candidate{instance: -1, partition: j}
+		for i, key := range keys {
+			if load[i] >= capacity {
+				continue
+			}
+			if w := weight(key, parts[j].ID); c.instance < 0 || w > c.weight {
+				c.weight, c.instance = w, int32(i)
+			}
+		}
+		return c
+	}
+
+	h := make(candidates, len(parts))
+	for j := range parts {
+		h[j] = best(int32(j))
+	}
+	heap.Init(&h)
+	owner := make([]int32, len(parts))
+	for h.Len() > 0 {
+		c := h[0]
+		if load[c.instance] >= capacity {
+			h[0] = best(c.partition) // some instance has room: P <= N×capacity
+			heap.Fix(&h, 0)
+			continue
+		}
+		heap.Pop(&h)
+		owner[c.partition] = c.instance
+		load[c.instance]++
+	}
+	return owner
+}
+
+// candidate is a free partition's best instance with room, by index into
+// matchByWeight's instances and parts.
+type candidate struct {
 	weight    uint64
 	instance  int32
 	partition int32
 }
 
-// matchByWeight returns, for each of parts, the index of its instance: the
-// pairs in descending weight, each kept while its partition is free and its
-// instance holds fewer than capacity. instances must be sorted and parts
-// sorted by ID, so that index order is ID order for the ties.
-func matchByWeight(topic string, instances []string, parts []Partition, capacity int) []int32 {
-	pairs := make([]weightedPair, 0, len(instances)*len(parts))
-	for i, id := range instances {
-		key := instanceKey(topic, id)
-		for j, p := range parts {
-			pairs = append(pairs, weightedPair{weight(key, p.ID), int32(i), int32(j)})
-		}
-	}
-	slices.SortFunc(pairs, func(a, b weightedPair) int {
-		return cmp.Or(cmp.Compare(b.weight, a.weight), cmp.Compare(a.instance, b.instance), cmp.Compare(a.partition, b.partition))
-	})
+// candidates is a heap of candidates, the heaviest pair first (ties: the
+// lower instance, then the lower partition).
+type candidates []candidate
 
-	owner := make([]int32, len(parts))
-	for j := range owner {
-		owner[j] = -1
-	}
-	load := make([]int, len(instances))
-	left := len(parts)
-	for _, pr := range pairs {
-		if owner[pr.partition] >= 0 || load[pr.instance] >= capacity {
-			continue
-		}
-		owner[pr.partition] = pr.instance
-		load[pr.instance]++
-		if left--; left == 0 {
-			break
-		}
-	}
-	return owner
+func (h candidates) Len() int { return len(h) }
+func (h candidates) Less(a, b int) bool {
+	return cmp.Or(cmp.Compare(h[b].weight, h[a].weight), cmp.Compare(h[a].instance, h[b].instance), cmp.Compare(h[a].partition, h[b].partition)) < 0
+}
+func (h candidates) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *candidates) Push(x any)   { *h = append(*h, x.(candidate)) }
+func (h *candidates) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return c
 }
 
 // instanceKey is the part of an instance's weights that does not depend on

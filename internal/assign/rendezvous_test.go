@@ -276,3 +276,59 @@ func TestRendezvousSpreadsTopics(t *testing.T) {
 		}
 	}
 }
+
+// sortedGreedy is matchByWeight's definition, written out: sort every
+// (instance, partition) pair by descending weight (ties: instance index,
+// then partition index) and keep a pair while its partition is free and
+// its instance has room.
+func sortedGreedy(topic string, instances []string, parts []Partition, capacity int) []int32 {
+	type pair struct {
+		w    uint64
+		i, j int32
+	}
+	var pairs []pair
+	for i, id := range instances {
+		for j, x := range parts {
+			pairs = append(pairs, pair{weight(instanceKey(topic, id), x.ID), int32(i), int32(j)})
+		}
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		if a.w != b.w {
+			if a.w > b.w {
+				return -1
+			}
+			return 1
+		}
+		if a.i != b.i {
+			return int(a.i - b.i)
+		}
+		return int(a.j - b.j)
+	})
+	owner := make([]int32, len(parts))
+	for j := range owner {
+		owner[j] = -1
+	}
+	load := make([]int, len(instances))
+	for _, x := range pairs {
+		if owner[x.j] < 0 && load[x.i] < capacity {
+			owner[x.j] = x.i
+			load[x.i]++
+		}
+	}
+	return owner
+}
+
+// TestMatchByWeightIsTheSortedGreedy: the heap gives what sorting every
+// pair gives, for any capacity that fits every partition.
+func TestMatchByWeightIsTheSortedGreedy(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 13))
+	for range 300 {
+		inst := slices.Sorted(slices.Values(members(r, 1+r.IntN(20))))
+		parts := partitionRange(r.IntN(200))
+		capacity := ceilDiv(len(parts), len(inst)) + r.IntN(3)
+		got := matchByWeight("t", inst, parts, capacity)
+		if want := sortedGreedy("t", inst, parts, capacity); !slices.Equal(got, want) {
+			t.Fatalf("%d instances, %d partitions, capacity %d:\n got %v\nwant %v", len(inst), len(parts), capacity, got, want)
+		}
+	}
+}
