@@ -144,7 +144,9 @@
 //     instances beyond Kafka's per-partition order.
 //   - Agreement on the assignment with upstream instances under
 //     StrategyRangeByID or different topic lists, or among instances using
-//     different strategies or seeing different leaders (with Kafka's
+//     different strategies (StrategySticky and StrategyRangeByLeader
+//     agree: sticky is used only once every instance offers it) or seeing
+//     different leaders (with Kafka's
 //     metadata, for up to Kafka.RefreshInterval): assignments may overlap or
 //     leave gaps for a while; claims stay exclusive, so overlaps wait and
 //     gaps are filled once the views converge (docs/coordination.md).
