@@ -10,7 +10,7 @@ type AssignmentStrategy = assign.Strategy
 const (
 	// StrategySticky moves as few partitions as it can when an instance
 	// joins or leaves, and is the default: each topic's partitions go by
-	// rendezvous hashing with bounded load (at most ceil(P/N) each; see
+	// rendezvous hashing with bounded load, as even as range's (see
 	// AssignTopic). An instance with it offers it in its registration
 	// ("assignment": ["sticky"]) and uses it only while every registered
 	// instance of the group offers it, StrategyRangeByLeader otherwise,
@@ -63,8 +63,8 @@ func Assign(strategy AssignmentStrategy, instanceIDs []string, partitions []Part
 
 // AssignTopic is Assign for one named topic. For StrategySticky it returns
 // what every instance computes once all offer it: rendezvous hashing with
-// bounded load, each instance taking at most ceil(P/N) partitions, each
-// share sorted by ID (docs/assignment.md has the definition). For the
+// bounded load: P/N partitions each, P%N instances one more, as range,
+// each share sorted by ID (docs/assignment.md has the definition). For the
 // range strategies it is Assign.
 func AssignTopic(strategy AssignmentStrategy, topic string, instanceIDs []string, partitions []PartitionInfo) (map[string][]PartitionInfo, error) {
 	return assign.AssignTopic(strategy, topic, instanceIDs, partitions)

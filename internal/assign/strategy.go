@@ -29,8 +29,8 @@ const (
 
 	// Sticky moves as few partitions as it can when a member joins or
 	// leaves: rendezvous hashing with bounded load (see Rendezvous),
-	// each member taking at most ceil(P/N) partitions of a
-	// topic. An instance configured with it offers it in its
+	// the load of each topic as even as range's. An instance
+	// configured with it offers it in its
 	// registration, and uses it only while every registered member of
 	// the group offers it; otherwise it uses RangeByLeader, as upstream
 	// instances do, so a mixed fleet agrees. See docs/assignment.md.
