@@ -23,12 +23,12 @@ const (
 	RangeByID Strategy = "range-by-id"
 
 	// Sticky moves as few partitions as it can when a member joins or
-	// leaves: rendezvous hashing with bounded load (see Rendezvous),
-	// the load of each topic as even as range's. An instance
-	// configured with it offers it in its
-	// registration, and uses it only while every registered member of
-	// the group offers it; otherwise it uses RangeByLeader, as upstream
-	// instances do, so a mixed fleet agrees. See docs/assignment.md.
+	// leaves: rendezvous hashing with bounded load (see Rendezvous), each
+	// topic's load as even as range's. An instance configured with it
+	// offers it in its registration and uses it only while every
+	// registered member of the group offers it, RangeByLeader otherwise,
+	// as upstream instances do, so a mixed fleet agrees. See
+	// docs/assignment.md.
 	Sticky Strategy = "sticky"
 )
 
