@@ -8,7 +8,7 @@ import "errors"
 type Strategy string
 
 const (
-	// RangeByLeader is upstream's assignment, and the default. The
+	// RangeByLeader is upstream's assignment. The
 	// instance IDs are sorted (byte-wise), the partitions are sorted by
 	// leader broker ID and then by partition ID, and the sorted partitions
 	// are cut into consecutive ranges, one per instance in order: with P
