@@ -8,7 +8,16 @@ import "github.com/zkgroup/kafka/internal/assign"
 type AssignmentStrategy = assign.Strategy
 
 const (
-	// StrategyRangeByLeader is upstream's assignment, and the default. The
+	// StrategySticky moves as few partitions as it can when an instance
+	// joins or leaves, and is the default: each topic's partitions go by
+	// rendezvous hashing with bounded load, as even as range's (see
+	// AssignTopic). An instance with it offers it in its registration
+	// ("assignment": ["sticky"]) and uses it only while every registered
+	// instance of the group offers it, StrategyRangeByLeader otherwise,
+	// so it agrees with upstream instances. See docs/assignment.md.
+	StrategySticky AssignmentStrategy = assign.Sticky
+
+	// StrategyRangeByLeader is upstream's assignment. The
 	// instance IDs are sorted (byte-wise), the partitions are sorted by
 	// leader broker ID and then by partition ID, and the sorted partitions
 	// are cut into consecutive ranges, one per instance in order: with P
@@ -46,7 +55,17 @@ type PartitionInfo = assign.Partition
 // registration subscribes to that topic, which is every instance when all
 // consume the same topics, as upstream assumes.
 //
-// It returns ErrUnknownStrategy (wrapped) for an unknown strategy.
+// It returns ErrUnknownStrategy (wrapped) for an unknown strategy, and for
+// StrategySticky, whose result depends on the topic's name: use AssignTopic.
 func Assign(strategy AssignmentStrategy, instanceIDs []string, partitions []PartitionInfo) (map[string][]PartitionInfo, error) {
 	return assign.Assign(strategy, instanceIDs, partitions)
+}
+
+// AssignTopic is Assign for one named topic. For StrategySticky it returns
+// what every instance computes once all offer it: rendezvous hashing with
+// bounded load: P/N partitions each, P%N instances one more, as range,
+// each share sorted by ID (docs/assignment.md has the definition). For the
+// range strategies it is Assign.
+func AssignTopic(strategy AssignmentStrategy, topic string, instanceIDs []string, partitions []PartitionInfo) (map[string][]PartitionInfo, error) {
+	return assign.AssignTopic(strategy, topic, instanceIDs, partitions)
 }

@@ -43,9 +43,10 @@ const (
 	// DefaultSelfFenceFraction is Session.SelfFenceFraction's default.
 	DefaultSelfFenceFraction = 0.5
 
-	// DefaultAssignmentStrategy is Assignment.Strategy's default: upstream's
-	// assignment, so mixed fleets agree during a rolling upgrade.
-	DefaultAssignmentStrategy = StrategyRangeByLeader
+	// DefaultAssignmentStrategy is Assignment.Strategy's default:
+	// StrategySticky, which is upstream's assignment until every member
+	// offers it, so mixed fleets agree during a rolling upgrade.
+	DefaultAssignmentStrategy = StrategySticky
 
 	// DefaultKafkaRefreshInterval is Kafka.RefreshInterval's default.
 	DefaultKafkaRefreshInterval = 10 * time.Second
@@ -228,10 +229,15 @@ type Config struct {
 
 	// Assignment configures how partitions are divided between instances.
 	Assignment struct {
-		// Strategy is StrategyRangeByLeader (upstream's assignment) or
+		// Strategy is StrategySticky (moves few partitions when members
+		// join or leave; upstream's assignment until every member offers
+		// it), StrategyRangeByLeader (upstream's assignment) or
 		// StrategyRangeByID (ignores partition leaders, so leader movements
-		// do not move partitions between instances). All instances of a
-		// group must use the same strategy. Default StrategyRangeByLeader.
+		// do not move partitions between instances). An instance with
+		// StrategySticky agrees with upstream's instances and with ours
+		// under StrategyRangeByLeader, as it falls back to that;
+		// StrategyRangeByID needs every instance of the group on it.
+		// Default StrategySticky.
 		Strategy AssignmentStrategy
 	}
 
@@ -382,8 +388,8 @@ func (c *Config) Validate() error {
 	}
 
 	if !c.Assignment.Strategy.Valid() {
-		bad("Assignment.Strategy", "must be %q or %q, got %q",
-			StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
+		bad("Assignment.Strategy", "must be %q, %q or %q, got %q",
+			StrategySticky, StrategyRangeByLeader, StrategyRangeByID, string(c.Assignment.Strategy))
 	}
 
 	for i, b := range c.Kafka.Brokers {

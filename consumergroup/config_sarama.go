@@ -49,7 +49,7 @@ func validateSaramaConsumer(c *sarama.Config, bad func(field, format string, arg
 		bad("Config.Consumer.Group.Rebalance.Strategy", "is not used: set Assignment.Strategy instead")
 	}
 	if !sameStrategies(g.Rebalance.GroupStrategies, dg.Rebalance.GroupStrategies) {
-		bad("Config.Consumer.Group.Rebalance.GroupStrategies", "is not used: set Assignment.Strategy (%q or %q) instead", StrategyRangeByLeader, StrategyRangeByID)
+		bad("Config.Consumer.Group.Rebalance.GroupStrategies", "is not used: set Assignment.Strategy (%q, %q or %q) instead", StrategySticky, StrategyRangeByLeader, StrategyRangeByID)
 	}
 	if g.Rebalance.Timeout != dg.Rebalance.Timeout {
 		bad("Config.Consumer.Group.Rebalance.Timeout", "is not used: a partition that moves waits Offsets.ProcessingTimeout for marks, and its next owner tries to claim it for Claim.Budget; got %s", g.Rebalance.Timeout)

@@ -48,7 +48,7 @@ func TestNewConfigDefaults(t *testing.T) {
 	if c.Session.SelfFenceFraction != 0.5 {
 		t.Errorf("Session.SelfFenceFraction = %v", c.Session.SelfFenceFraction)
 	}
-	if c.Assignment.Strategy != StrategyRangeByLeader {
+	if c.Assignment.Strategy != StrategySticky {
 		t.Errorf("Assignment.Strategy = %q", c.Assignment.Strategy)
 	}
 	if !c.Fetch.Batches {
@@ -146,7 +146,7 @@ func TestConfigValidate(t *testing.T) {
 		{"fraction just below one", func(c *Config) { c.Session.SelfFenceFraction = 0.999 }, "Session.SelfFenceFraction", "got 0.999"},
 		{"fraction one", func(c *Config) { c.Session.SelfFenceFraction = 1 }, "Session.SelfFenceFraction", "got 1"},
 		{"fraction NaN", func(c *Config) { c.Session.SelfFenceFraction = math.NaN() }, "Session.SelfFenceFraction", "got NaN"},
-		{"strategy empty", func(c *Config) { c.Assignment.Strategy = "" }, "Assignment.Strategy", `Assignment.Strategy must be "range-by-leader" or "range-by-id", got ""`},
+		{"strategy empty", func(c *Config) { c.Assignment.Strategy = "" }, "Assignment.Strategy", `Assignment.Strategy must be "sticky", "range-by-leader" or "range-by-id", got ""`},
 		{"strategy unknown", func(c *Config) { c.Assignment.Strategy = "roundrobin" }, "Assignment.Strategy", `got "roundrobin"`},
 		{"kafka broker empty", func(c *Config) { c.Kafka.Brokers = []string{""} }, "Kafka.Brokers[0]", `Kafka.Brokers[0] must be "host:port", got ""`},
 		{"kafka broker without port", func(c *Config) { c.Kafka.Brokers = []string{"127.0.0.1:9092", "kafka"} }, "Kafka.Brokers[1]", `got "kafka"`},

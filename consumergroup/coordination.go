@@ -56,13 +56,14 @@ func newSessionFence(cg *ConsumerGroup) *fence.Fence {
 	})
 }
 
-// register registers this instance with its subscription: the topic list,
-// or the whitelist.
+// register registers this instance with its subscription (the topic
+// list, or the whitelist) and the strategies it offers (registration.go).
 func (cg *ConsumerGroup) register() error {
-	if cg.filter != nil {
-		return cg.instance.RegisterWhiteList(cg.filter.String())
+	data, err := cg.registration()
+	if err != nil {
+		return err
 	}
-	return cg.instance.Register(cg.topics)
+	return cg.instance.RegisterWithSubscription(data)
 }
 
 // reregister registers the instance, trying again while the outcome is in

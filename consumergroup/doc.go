@@ -4,9 +4,11 @@
 //
 // It is a drop-in replacement for github.com/wvanbergen/kafka/consumergroup:
 // the same JoinConsumerGroup, Messages, Errors, CommitUpto, FlushOffsets,
-// Close and Config, the same ZooKeeper nodes, and by default the same
-// partition assignment, so old and new instances can share a group during a
-// rolling upgrade. Kafka traffic goes through github.com/IBM/sarama;
+// Close and Config, the same ZooKeeper nodes, and upstream's partition
+// assignment while any instance of the group is an upstream one, so old and
+// new instances can share a group during a rolling upgrade; once every
+// instance offers it, the default StrategySticky moves few partitions when
+// an instance joins or leaves (docs/assignment.md). Kafka traffic goes through github.com/IBM/sarama;
 // ZooKeeper traffic goes through package kazoo.
 //
 // # ZooKeeper tree
@@ -19,7 +21,8 @@
 //	/consumers/<g>/offsets/<t>/<p>             PERSISTENT: decimal next offset to consume
 //	/consumers/<g>/epochs/<t>/<p>              PERSISTENT: its version is the claim epoch
 //
-// Only the epochs subtree is new. Every instance computes the assignment on
+// Only the epochs subtree is new, and an "assignment" list in the
+// registrations, which upstream ignores. Every instance computes the assignment on
 // its own, from the same inputs; it claims a partition it gains by creating
 // its owner node and bumping its epoch in one transaction, and fences its
 // commits and releases with that epoch. Offsets stay plain ASCII decimals
@@ -144,7 +147,9 @@
 //     instances beyond Kafka's per-partition order.
 //   - Agreement on the assignment with upstream instances under
 //     StrategyRangeByID or different topic lists, or among instances using
-//     different strategies or seeing different leaders (with Kafka's
+//     different strategies (StrategySticky and StrategyRangeByLeader
+//     agree: sticky is used only once every instance offers it) or seeing
+//     different leaders (with Kafka's
 //     metadata, for up to Kafka.RefreshInterval): assignments may overlap or
 //     leave gaps for a while; claims stay exclusive, so overlaps wait and
 //     gaps are filled once the views converge (docs/coordination.md).

@@ -225,7 +225,7 @@ func (printMarker) ConsumeClaim(session sarama.ConsumerGroupSession, claim saram
 
 // Assign is the function every member computes on its own: the same
 // members and partitions give every member the same answer, so the group
-// needs no leader. StrategyRangeByLeader (upstream's, the default) sorts
+// needs no leader. StrategyRangeByLeader (upstream's) sorts
 // partitions by leader, then ID; StrategyRangeByID by ID only, so a leader
 // change moves nothing. Each instance gets P/C partitions, the first P%C
 // one more.

@@ -10,7 +10,7 @@ import (
 // set, otherwise ZooKeeper. The Kafka source asks once before it returns,
 // so a join fails at once when Kafka cannot answer.
 func (cg *ConsumerGroup) openTopicSource() error {
-	leaders := cg.config.Assignment.Strategy == StrategyRangeByLeader
+	leaders := cg.config.Assignment.Strategy.UsesLeaders()
 	if len(cg.config.Kafka.Brokers) == 0 {
 		cg.topicSrc = topics.NewZooKeeper(topics.NewKazoo(cg.kazoo), leaders)
 		return nil

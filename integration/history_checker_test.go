@@ -15,7 +15,7 @@ import (
 type synth struct{ d historyData }
 
 func newSynth(partitions int32) *synth {
-	return &synth{d: historyData{origin: time.Unix(1_000_000, 0), partitions: partitions}}
+	return &synth{d: historyData{origin: time.Unix(1_000_000, 0), topic: "t", partitions: partitions}}
 }
 
 func (s *synth) at(ms int) time.Time { return s.d.origin.Add(time.Duration(ms) * time.Millisecond) }
@@ -376,10 +376,11 @@ func TestHistoryConvergence(t *testing.T) {
 			s.snap(200, ab, "a", "b", "a", "b")
 		}, expectation{live: ab, want: map[int32]string{0: "a", 1: "a", 2: "b", 3: "b"}, within: time.Second}, true, 0},
 		{"the default assignment", func(s *synth) {
-			s.snap(200, ab, "a", "a", "b", "b")
+			// Sticky's for topic t: partitions 0 and 1 to b, 2 and 3 to a.
+			s.snap(200, ab, "b", "b", "a", "a")
 		}, expectation{live: ab, assigned: true, within: time.Second}, false, 200 * time.Millisecond},
 		{"not the default assignment", func(s *synth) {
-			s.snap(200, ab, "b", "b", "a", "a")
+			s.snap(200, ab, "a", "a", "b", "b")
 		}, expectation{live: ab, assigned: true, within: time.Second}, true, 0},
 		{"a failed read is not converged", func(s *synth) {
 			s.snap(200, ab, "a", "a", "b", "b")

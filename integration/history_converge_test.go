@@ -139,7 +139,7 @@ func defaultAssignment(ids []string, d *historyData) (map[int32]string, error) {
 		}
 		infos = append(infos, consumergroup.PartitionInfo{ID: p, Leader: leader})
 	}
-	assigned, err := consumergroup.Assign(consumergroup.DefaultAssignmentStrategy, ids, infos)
+	assigned, err := consumergroup.AssignTopic(consumergroup.DefaultAssignmentStrategy, d.topic, ids, infos)
 	if err != nil {
 		return nil, err
 	}

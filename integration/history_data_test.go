@@ -78,6 +78,7 @@ type ownerSnapshot struct {
 // historyData is everything recorded, in recording order.
 type historyData struct {
 	origin     time.Time
+	topic      string // the group's topic, for an assigned expectation
 	partitions int32
 	deliveries []hDelivery
 	writes     []offsetWrite

@@ -61,7 +61,7 @@ func newHistory(t testing.TB, group, topic string, partitions int32) *history {
 	h := &history{
 		t: t, topic: topic, kz: kz, cg: kz.Consumergroup(group), pollEvery: historyPoll,
 		stop: make(chan struct{}),
-		data: historyData{origin: time.Now(), partitions: partitions},
+		data: historyData{origin: time.Now(), topic: topic, partitions: partitions},
 	}
 	for p := int32(0); p < partitions; p++ {
 		h.wg.Add(1)
@@ -238,7 +238,7 @@ func (h *history) awaitConvergence(exp expectation) {
 func (h *history) meta() *historyData {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &historyData{origin: h.data.origin, partitions: h.data.partitions, faults: slices.Clone(h.data.faults), leaders: maps.Clone(h.data.leaders)}
+	return &historyData{origin: h.data.origin, topic: h.data.topic, partitions: h.data.partitions, faults: slices.Clone(h.data.faults), leaders: maps.Clone(h.data.leaders)}
 }
 
 // collect returns a copy of what was recorded, with the deliveries of the

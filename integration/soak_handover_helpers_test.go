@@ -408,7 +408,7 @@ func (o *handoverObserver) committed(p int32, offset int64) {
 func (o *handoverObserver) setIDs(ids []string, at time.Time) {
 	assign := map[int32]string{}
 	if len(ids) > 0 {
-		byID, err := consumergroup.Assign(consumergroup.DefaultAssignmentStrategy, ids, o.infos)
+		byID, err := consumergroup.AssignTopic(consumergroup.DefaultAssignmentStrategy, o.topic, ids, o.infos)
 		if err != nil {
 			o.readError(fmt.Errorf("assign: %w", err))
 			return

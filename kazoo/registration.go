@@ -17,6 +17,11 @@ type Registration struct {
 	// accepts the other writers' forms too (see UnmarshalJSON).
 	Timestamp int64      `json:"timestamp"`
 	Version   RegVersion `json:"version"`
+	// Assignment lists the assignment strategies the instance offers to
+	// use once every member of the group offers them (package
+	// consumergroup's "sticky"; see docs/assignment.md). Upstream and
+	// Kafka neither write it nor read it; written only when not empty.
+	Assignment []string `json:"assignment,omitempty"`
 }
 
 // RegPattern is how an instance subscribes to topics.

@@ -28,10 +28,13 @@ type Partition struct {
 // registration subscribes to that topic (see Topics), which is every
 // instance when all consume the same topics, as upstream assumes.
 //
-// It returns ErrUnknownStrategy (wrapped) for an unknown strategy.
+// It returns ErrUnknownStrategy (wrapped) for an unknown strategy, and for
+// Sticky, whose result depends on the topic's name: use AssignTopic.
 func Assign(strategy Strategy, instanceIDs []string, partitions []Partition) (map[string][]Partition, error) {
 	var less func(a, b Partition) int
 	switch strategy {
+	case Sticky:
+		return nil, fmt.Errorf("%w: %q depends on the topic's name; use AssignTopic", ErrUnknownStrategy, string(strategy))
 	case RangeByLeader:
 		less = func(a, b Partition) int {
 			return cmp.Or(cmp.Compare(a.Leader, b.Leader), cmp.Compare(a.ID, b.ID))

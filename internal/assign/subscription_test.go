@@ -86,10 +86,10 @@ func TestParseSubscription(t *testing.T) {
 
 func TestTopicMembers(t *testing.T) {
 	members := []Member{
-		{"c", Static("t1", "t2")},
-		{"a", Static("t1")},
-		{"b", Static("t1", "t2", "t3")},
-		{"d", Subscription{}},
+		{ID: "c", Sub: Static("t1", "t2")},
+		{ID: "a", Sub: Static("t1")},
+		{ID: "b", Sub: Static("t1", "t2", "t3")},
+		{ID: "d", Sub: Subscription{}},
 	}
 	got := TopicMembers(members, []string{"t1", "t2", "t3", "t4"})
 	want := map[string][]string{"t1": {"a", "b", "c"}, "t2": {"b", "c"}, "t3": {"b"}}
@@ -112,7 +112,7 @@ func TestAssignTopicsIdenticalSubscriptions(t *testing.T) {
 			var instances []string
 			for i := range n {
 				id := string(rune('a'+rng.IntN(26))) + string(rune('0'+i))
-				members = append(members, Member{id, Static(topics...)})
+				members = append(members, Member{ID: id, Sub: Static(topics...)})
 				instances = append(instances, id)
 			}
 			partitions := make(map[string][]Partition)
@@ -157,7 +157,7 @@ func TestAssignTopics(t *testing.T) {
 		{
 			// Dividing t2 between a and b would leave a's half unread.
 			name:       "a={t1}, b={t1,t2}",
-			members:    []Member{{"a", Static("t1")}, {"b", Static("t1", "t2")}},
+			members:    []Member{{ID: "a", Sub: Static("t1")}, {ID: "b", Sub: Static("t1", "t2")}},
 			partitions: map[string][]Partition{"t1": four, "t2": four},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1}},
@@ -166,7 +166,7 @@ func TestAssignTopics(t *testing.T) {
 		},
 		{
 			name:       "disjoint subscriptions",
-			members:    []Member{{"a", Static("t1")}, {"b", Static("t2")}},
+			members:    []Member{{ID: "a", Sub: Static("t1")}, {ID: "b", Sub: Static("t2")}},
 			partitions: map[string][]Partition{"t1": four, "t2": four},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1, 2, 3}},
@@ -177,7 +177,7 @@ func TestAssignTopics(t *testing.T) {
 			// t3 exists with no partitions, t4 does not exist (absent from
 			// the view): neither gives anything, nor changes t1's split.
 			name:       "subscribed to topics with no partitions",
-			members:    []Member{{"a", Static("t1", "t3", "t4")}, {"b", Static("t1")}},
+			members:    []Member{{ID: "a", Sub: Static("t1", "t3", "t4")}, {ID: "b", Sub: Static("t1")}},
 			partitions: map[string][]Partition{"t1": four, "t3": {}},
 			want: map[string]map[string][]int32{
 				"a": {"t1": {0, 1}},
@@ -188,7 +188,7 @@ func TestAssignTopics(t *testing.T) {
 			// An instance subscribing to nothing (for example a malformed
 			// registration) takes no share: the others cover everything.
 			name:       "an instance subscribed to nothing",
-			members:    []Member{{"a", Subscription{}}, {"b", Static("t1")}, {"c", Static("t1")}},
+			members:    []Member{{ID: "a", Sub: Subscription{}}, {ID: "b", Sub: Static("t1")}, {ID: "c", Sub: Static("t1")}},
 			partitions: map[string][]Partition{"t1": four},
 			want: map[string]map[string][]int32{
 				"b": {"t1": {0, 1}},
@@ -197,15 +197,15 @@ func TestAssignTopics(t *testing.T) {
 		},
 		{
 			name:       "nobody subscribes",
-			members:    []Member{{"a", Static("t9")}},
+			members:    []Member{{ID: "a", Sub: Static("t9")}},
 			partitions: map[string][]Partition{"t1": four},
 			want:       map[string]map[string][]int32{},
 		},
 		{
 			name: "a white_list instance",
 			members: []Member{
-				{"a", wildcard(t, kazoo.RegPatternWhiteList, "orders-.*")},
-				{"b", Static("orders-eu", "t1")},
+				{ID: "a", Sub: wildcard(t, kazoo.RegPatternWhiteList, "orders-.*")},
+				{ID: "b", Sub: Static("orders-eu", "t1")},
 			},
 			partitions: map[string][]Partition{"orders-eu": four, "t1": four},
 			want: map[string]map[string][]int32{
@@ -260,11 +260,11 @@ func checkCover(t *testing.T, members []Member, partitions map[string][]Partitio
 func TestAssignTopicsOrderIndependent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	members := []Member{
-		{"a", Static("t1")},
-		{"b", Static("t1", "t2")},
-		{"c", Static("t2", "t3")},
-		{"d", Subscription{}},
-		{"e", Static("t1", "t2", "t3")},
+		{ID: "a", Sub: Static("t1")},
+		{ID: "b", Sub: Static("t1", "t2")},
+		{ID: "c", Sub: Static("t2", "t3")},
+		{ID: "d", Sub: Subscription{}},
+		{ID: "e", Sub: Static("t1", "t2", "t3")},
 	}
 	partitions := map[string][]Partition{
 		"t1": {p(0, 2), p(1, 1), p(2, 2), p(3, 1), p(4, 1)},
@@ -296,7 +296,7 @@ func TestAssignTopicsOrderIndependent(t *testing.T) {
 }
 
 func TestAssignTopicsUnknownStrategy(t *testing.T) {
-	_, err := Topics("nope", []Member{{"a", Static("t1")}}, map[string][]Partition{"t1": {p(0, 1)}})
+	_, err := Topics("nope", []Member{{ID: "a", Sub: Static("t1")}}, map[string][]Partition{"t1": {p(0, 1)}})
 	if !errors.Is(err, ErrUnknownStrategy) {
 		t.Fatalf("err = %v, want ErrUnknownStrategy", err)
 	}

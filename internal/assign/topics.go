@@ -2,10 +2,12 @@ package assign
 
 import "slices"
 
-// Member is one registered instance and its subscription.
+// Member is one registered instance, its subscription and the
+// strategies its registration offers (see OfferedBy and InEffect).
 type Member struct {
-	ID  string
-	Sub Subscription
+	ID     string
+	Sub    Subscription
+	Offers []Strategy
 }
 
 // TopicMembers returns, for each of topics, the IDs of the members that
@@ -29,11 +31,13 @@ func TopicMembers(members []Member, topics []string) map[string][]string {
 }
 
 // Topics divides each topic's partitions between the members that
-// subscribe to it (see Assign) and returns, for each instance, its
-// partitions of each topic. When every member subscribes to every topic it
-// is Assign with all members, topic by topic. Topics absent from partitions
-// (not existing yet) are left out, as are instances that get nothing.
+// subscribe to it (see Assign and Rendezvous) and returns, for each instance,
+// its partitions of each topic. When every member subscribes to every topic
+// it is Assign with all members, topic by topic. Topics absent from
+// partitions (not existing yet) are left out, as are instances that get
+// nothing. Sticky is used only when every member offers it (InEffect).
 func Topics(strategy Strategy, members []Member, partitions map[string][]Partition) (map[string]map[string][]Partition, error) {
+	strategy = InEffect(strategy, members)
 	topics := make([]string, 0, len(partitions))
 	for topic := range partitions {
 		topics = append(topics, topic)
@@ -41,7 +45,7 @@ func Topics(strategy Strategy, members []Member, partitions map[string][]Partiti
 	byTopic := TopicMembers(members, topics)
 	out := make(map[string]map[string][]Partition)
 	for _, topic := range topics {
-		assigned, err := Assign(strategy, byTopic[topic], partitions[topic])
+		assigned, err := AssignTopic(strategy, topic, byTopic[topic], partitions[topic])
 		if err != nil {
 			return nil, err
 		}
@@ -53,4 +57,14 @@ func Topics(strategy Strategy, members []Member, partitions map[string][]Partiti
 		}
 	}
 	return out, nil
+}
+
+// AssignTopic is Assign for one named topic: for Sticky it returns
+// Rendezvous(topic, instanceIDs, partitions), as every instance computes it
+// once all offer it; for the range strategies, Assign.
+func AssignTopic(strategy Strategy, topic string, instanceIDs []string, partitions []Partition) (map[string][]Partition, error) {
+	if strategy == Sticky {
+		return Rendezvous(topic, instanceIDs, partitions), nil
+	}
+	return Assign(strategy, instanceIDs, partitions)
 }

@@ -112,7 +112,7 @@ func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bo
 			l.d.Log.Warn("unreadable registration", "instance", id, "err", err)
 			l.d.Report("", -1, err)
 		}
-		members = append(members, assign.Member{ID: id, Sub: sub})
+		members = append(members, assign.Member{ID: id, Sub: sub, Offers: assign.OfferedBy(reg)})
 	}
 	for id := range bad {
 		if !listed[id] {
