@@ -1,0 +1,59 @@
+package consumergroup
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkgroup/kafka/internal/testenv"
+)
+
+// A SIGTERM handler's CloseContext must keep its bound when another
+// goroutine's Close is already under way (a deferred Close, an error
+// path): its context ending hurries that close as it would its own,
+// rather than waiting out Close's ProcessingTimeout (a minute here).
+func TestIntegrationCloseContextHurriesACloseUnderWay(t *testing.T) {
+	f := newOrphanFixture(t, 1)
+	cg, err := JoinConsumerGroup(f.group, []string{f.topic}, []string{testenv.ZKAddr()}, slowDrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	t.Cleanup(func() { <-closed })
+	go func() {
+		for e := range cg.Errors() {
+			t.Logf("error: %v", e)
+		}
+	}()
+	for n := 0; n < 3; n++ { // taken, never marked: the drain waits a minute
+		select {
+		case <-cg.Messages():
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d messages of 3", n)
+		}
+	}
+	go func() {
+		for range cg.Messages() {
+		}
+	}()
+	go func() { closed <- cg.Close() }()
+	for !isClosed(cg.stopper) {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cg.CloseContext(ctx) }()
+	select {
+	case err := <-done:
+		t.Logf("CloseContext during Close took %v: %v", time.Since(start), err)
+		if err != AlreadyClosing {
+			t.Errorf("CloseContext during Close: %v, want AlreadyClosing", err)
+		}
+	case <-time.After(closeContextBound):
+		t.Errorf("CloseContext with a 1 s context, called while Close runs, has not returned after %v: "+
+			"it waits for Close's drain (ProcessingTimeout %v)", closeContextBound, slowDrainConfig().Offsets.ProcessingTimeout)
+	}
+}
