@@ -57,3 +57,57 @@ func TestIntegrationCloseContextHurriesACloseUnderWay(t *testing.T) {
 			"it waits for Close's drain (ProcessingTimeout %v)", closeContextBound, slowDrainConfig().Offsets.ProcessingTimeout)
 	}
 }
+
+// The same for a HandlerGroup: a Close under way waits for handlers that
+// do not return; a CloseContext called meanwhile still returns once the
+// membership has left the group after its context ended.
+func TestIntegrationHandlerGroupCloseContextHurriesACloseUnderWay(t *testing.T) {
+	const partitions = 1
+	f := newOrphanFixture(t, partitions)
+	g, err := NewConsumerGroup(f.group, []string{testenv.ZKAddr()}, slowDrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := stuckHandler{got: make(chan struct{}, 16), hold: make(chan struct{})}
+	consumed := make(chan error, 1)
+	go func() { consumed <- g.Consume(context.Background(), []string{f.topic}, h) }()
+	go func() {
+		for e := range g.Errors() {
+			t.Logf("error: %v", e)
+		}
+	}()
+	for n := 0; n < 3*partitions; n++ {
+		select {
+		case <-h.got:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d messages of %d", n, 3*partitions)
+		}
+	}
+	closed := make(chan error, 1)
+	t.Cleanup(func() {
+		close(h.hold)
+		<-consumed
+		<-closed
+	})
+	go func() { closed <- g.Close() }()
+	for !g.isClosing() {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- g.CloseContext(ctx) }()
+	select {
+	case err := <-done:
+		t.Logf("CloseContext during Close took %v: %v", time.Since(start), err)
+		if err != AlreadyClosing {
+			t.Errorf("CloseContext during Close: %v, want AlreadyClosing", err)
+		}
+	case <-time.After(closeContextBound):
+		t.Fatalf("CloseContext with a 1 s context, called while Close runs, has not returned after %v: "+
+			"it waits for Close, which waits for the handlers", closeContextBound)
+	}
+	f.assertLeftGroup(partitions, "")
+}

@@ -245,13 +245,18 @@ func (g *HandlerGroup) Close() error {
 // Errors() closes, once they do. It returns a *CloseCutShortError then
 // (matching ctx's error with errors.Is, and naming what was cut short),
 // and nil otherwise; the membership's own errors are Consume's. A second
-// call returns AlreadyClosing. See docs/shutdown.md.
+// call waits as the first does (its ctx cutting the session's close short
+// as the first's would) and returns AlreadyClosing. See docs/shutdown.md.
 func (g *HandlerGroup) CloseContext(ctx context.Context) error {
-	err := AlreadyClosing
+	first := false
 	g.once.Do(func() {
+		first = true
 		close(g.closing)
-		err = g.awaitConsume(ctx)
 	})
+	err := g.awaitConsume(ctx)
+	if !first {
+		return AlreadyClosing
+	}
 	return err
 }
 
