@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/IBM/sarama"
@@ -158,8 +159,8 @@ func (g *HandlerGroup) Consume(ctx context.Context, topics []string, handler sar
 	cg, err := joinGroupWith(g.name, topics, g.zookeeper, g.config, joinOptions{runFence: true, sink: s})
 	if err != nil {
 		s.cancel(err)
-		close(s.left) // nothing joined, nothing to wait for
-		close(s.handlersReturned)
+		close(s.handlersReturned) // nothing joined, nothing to wait for
+		close(s.left)
 		return err
 	}
 	s.cg = cg
@@ -283,12 +284,8 @@ func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
 	s, joined := g.session, g.current != nil
 	g.curMu.Unlock()
 	var left <-chan struct{} // nil: no session yet, or one still joining
-	var cutShort []string
 	if s != nil {
 		left = s.left
-		if !isClosed(left) {
-			cutShort = append(cutShort, cutDrains)
-		}
 		if joined {
 			s.cancel(sarama.ErrClosedConsumerGroup)
 			s.leave() // a handler's Setup may hold the session up
@@ -298,9 +295,15 @@ func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
 	case g.turn <- struct{}{}:
 		g.closeErrors()
 		<-g.turn
+		var cutShort []string
+		if s != nil && isClosed(s.left) {
+			cutShort = slices.Clone(s.leftCut)
+		}
 		return newCloseCutShortError(ctx, cutShort)
 	case <-left:
 	}
+	// What the membership's close cut short (nothing when none joined).
+	cutShort := slices.Clone(s.leftCut)
 	select {
 	case <-s.handlersReturned: // Consume returns at once: it waits for nothing else
 		g.turn <- struct{}{}
