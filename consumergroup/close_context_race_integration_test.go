@@ -2,10 +2,14 @@ package consumergroup
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // A SIGTERM handler's CloseContext must keep its bound when another
@@ -110,4 +114,53 @@ func TestIntegrationHandlerGroupCloseContextHurriesACloseUnderWay(t *testing.T) 
 			"it waits for Close, which waits for the handlers", closeContextBound)
 	}
 	f.assertLeftGroup(partitions, "")
+}
+
+// A context that ends once every drain is over (every message marked, the
+// final commit made, the release under way) cut no drain short: the
+// error must not say that messages were left unmarked.
+func TestIntegrationCloseContextNamesNoDrainWhenNoneWasCut(t *testing.T) {
+	f := newOrphanFixture(t, 1)
+	cfg := slowDrainConfig()
+	x := f.join(cfg) // marks every message at once
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if o, err := f.kg.FetchOffset(f.topic, 0); err == nil && o == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the three messages were not committed")
+		}
+	}
+	releasing, proceed := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(cg *ConsumerGroup, _ *worker.Worker) {
+		if cg == x {
+			once.Do(func() { close(releasing) })
+			<-proceed
+		}
+	}
+	testHooks.beforeRelease.Store(&hook)
+	t.Cleanup(func() { testHooks.beforeRelease.Store(nil) })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- x.CloseContext(ctx) }()
+	select {
+	case <-releasing:
+	case <-time.After(10 * time.Second):
+		close(proceed)
+		t.Fatal("the partition was never released")
+	}
+	cancel() // every drain is over: the worker is releasing
+	time.Sleep(100 * time.Millisecond)
+	close(proceed)
+	err := <-done
+	t.Logf("CloseContext: %v", err)
+	var cut *CloseCutShortError
+	if !errors.As(err, &cut) {
+		t.Fatalf("CloseContext: %v, want a *CloseCutShortError", err)
+	}
+	if slices.Contains(cut.CutShort, cutDrains) {
+		t.Errorf("CloseContext: %v; no drain was waiting for marks when its context ended", err)
+	}
 }

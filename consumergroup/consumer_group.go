@@ -68,6 +68,9 @@ type ConsumerGroup struct {
 	// stop waiting for marks (see cutDrains).
 	drainsCut chan struct{}
 	cutOnce   sync.Once
+	// drainLeftMarks is set when a drain that drainsCut ended left
+	// messages unmarked (see reportWorkerPartition).
+	drainLeftMarks atomic.Bool
 }
 
 // JoinConsumerGroup joins (creating if needed) the consumer group name,
