@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/zkgroup/kafka/internal/worker"
 )
 
 // A close bounded by its caller. CloseContext's context ending acts as
@@ -64,6 +66,7 @@ func (e *CloseCutShortError) Unwrap() []error {
 // closeWatch hurries a close once its context ends (see watchClose).
 type closeWatch struct {
 	ctx      context.Context
+	cg       *ConsumerGroup
 	finished chan struct{} // closed by stop: the close no longer needs hurrying
 	ended    chan struct{} // closed when the watching goroutine returns
 	ctxEnded bool          // written by the goroutine, read after ended
@@ -76,7 +79,7 @@ type closeWatch struct {
 // closed, as when Close's own deadline passes. A context that never ends
 // costs no goroutine.
 func (cg *ConsumerGroup) watchClose(ctx context.Context) *closeWatch {
-	w := &closeWatch{ctx: ctx, finished: make(chan struct{}), ended: make(chan struct{})}
+	w := &closeWatch{ctx: ctx, cg: cg, finished: make(chan struct{}), ended: make(chan struct{})}
 	if ctx.Done() == nil {
 		close(w.ended)
 		return w
@@ -91,7 +94,6 @@ func (cg *ConsumerGroup) watchClose(ctx context.Context) *closeWatch {
 		w.ctxEnded = true
 		if !isClosed(cg.done) {
 			cg.log.Warn("Close's context ended: no more waiting for marks", "cause", context.Cause(ctx))
-			w.cutShort = append(w.cutShort, cutDrains)
 			cg.cutDrains()
 		}
 		grace := time.NewTimer(cg.closeGrace())
@@ -111,13 +113,30 @@ func (cg *ConsumerGroup) watchClose(ctx context.Context) *closeWatch {
 
 // stop ends the watch and returns the error saying what the context's
 // end cut short, or nil if it did not end before the close was done.
+// Called once the partitions have stopped: the drains the cut ended
+// with messages unmarked have said so by then.
 func (w *closeWatch) stop() error {
 	close(w.finished)
 	<-w.ended
 	if !w.ctxEnded {
 		return nil
 	}
-	return newCloseCutShortError(w.ctx, w.cutShort)
+	cutShort := w.cutShort
+	if w.cg.drainLeftMarks.Load() {
+		cutShort = append([]string{cutDrains}, cutShort...)
+	}
+	return newCloseCutShortError(w.ctx, cutShort)
+}
+
+// reportWorkerPartition is reportPartition for the workers. A drain that
+// CloseContext's context ended with messages unmarked reports them
+// (worker.ErrDrainCutShort), and only then did the close cut a drain
+// short: one that was over, or had every message marked, cut nothing.
+func (cg *ConsumerGroup) reportWorkerPartition(topic string, partition int32, err error) {
+	if errors.Is(err, worker.ErrDrainCutShort) {
+		cg.drainLeftMarks.Store(true)
+	}
+	cg.reportPartition(topic, partition, err)
 }
 
 // closeGrace is how long a close cut short by its context still waits for

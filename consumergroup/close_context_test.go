@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -75,4 +76,37 @@ func (noHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
 func (noHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
 func (noHandler) ConsumeClaim(sarama.ConsumerGroupSession, sarama.ConsumerGroupClaim) error {
 	return nil
+}
+
+// A CloseContext whose context ends while Consume is still joining cuts
+// nothing short: no membership, drain or handler ran. Its error says the
+// context ended and names nothing (it named the drain, and at times the
+// handlers, which never existed).
+func TestHandlerGroupCloseContextWhileJoiningCutsNothingShort(t *testing.T) {
+	cfg := NewConfig()
+	cfg.Zookeeper.ConnectTimeout = 500 * time.Millisecond
+	g, err := NewConsumerGroup("g", []string{"192.0.2.1:2181"}, cfg) // TEST-NET-1: the join fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	consumed := make(chan error, 1)
+	go func() { consumed <- g.Consume(context.Background(), []string{"t"}, noHandler{}) }()
+	for joining := false; !joining; time.Sleep(time.Millisecond) {
+		g.curMu.Lock()
+		joining = g.session != nil
+		g.curMu.Unlock()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err = g.CloseContext(ctx)
+	var cut *CloseCutShortError
+	if !errors.As(err, &cut) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("CloseContext: %v, want a *CloseCutShortError matching context.Canceled", err)
+	}
+	if len(cut.CutShort) != 0 {
+		t.Errorf("CloseContext while joining: %v; want nothing named as cut short", err)
+	}
+	if err := <-consumed; err == nil {
+		t.Error("Consume joined a group at TEST-NET-1")
+	}
 }

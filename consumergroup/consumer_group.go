@@ -58,15 +58,19 @@ type ConsumerGroup struct {
 	done         chan struct{} // closed when the manage loop has stopped every partition
 	gate         *fence.Gate   // closed while this instance is fenced off
 
-	errorsMu       sync.RWMutex // report holds it to read, Close to close errors
-	singleShutdown sync.Once
-	closed         atomic.Bool
-	droppedErrors  atomic.Int64
+	errorsMu      sync.RWMutex // report holds it to read, Close to close errors
+	closeMu       sync.Mutex
+	closeDone     chan struct{} // nil until a close starts; closed when it has ended
+	closed        atomic.Bool
+	droppedErrors atomic.Int64
 
 	// drainsCut is closed when CloseContext's context ends: the drains
 	// stop waiting for marks (see cutDrains).
 	drainsCut chan struct{}
 	cutOnce   sync.Once
+	// drainLeftMarks is set when a drain that drainsCut ended left
+	// messages unmarked (see reportWorkerPartition).
+	drainLeftMarks atomic.Bool
 }
 
 // JoinConsumerGroup joins (creating if needed) the consumer group name,
@@ -331,40 +335,65 @@ func (cg *ConsumerGroup) Close() error {
 // (context.DeadlineExceeded, say) with errors.Is and names what was cut
 // short, joined with the close's other errors. So it returns within about
 // a quarter of the session timeout after ctx ends (plus sarama's closing
-// of its connections). A second call returns AlreadyClosing. Call it from
+// of its connections). A second call returns AlreadyClosing once the
+// first close has ended; while it runs, ctx hurries it as the first's
+// would. Call it from
 // a SIGTERM handler with a context a few seconds shorter than the grace
 // period: see docs/shutdown.md.
 func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
-	err := AlreadyClosing
-	cg.singleShutdown.Do(func() {
-		cg.log.Info("closing")
-		deadline := time.Now().Add(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
-		watch := cg.watchClose(ctx)
-		close(cg.stopper)
-		cg.awaitStop(deadline)
-		// The commit loop's last round may wait on Kafka (a read of its
-		// offsets): not past the partitions' deadline, nor a quarter of the
-		// session timeout after them.
-		expire := time.AfterFunc(max(time.Until(deadline), cg.config.Zookeeper.Timeout/4), cg.expireClose)
-		var errs []error
-		if e := cg.offsetManager.Close(); e != nil {
-			errs = append(errs, e)
-		}
-		expire.Stop()
-		if e := cg.deregister(); e != nil {
-			errs = append(errs, e)
-		}
-		cut := watch.stop()
-		cg.teardown()
-		cg.errorsMu.Lock()
-		cg.closed.Store(true)
-		close(cg.messages)
-		close(cg.errors)
-		cg.errorsMu.Unlock()
-		err = closeErrorWith(cut, errs)
-		cg.log.Info("closed", "err", err)
-	})
+	cg.closeMu.Lock()
+	underWay := cg.closeDone
+	if underWay == nil {
+		cg.closeDone = make(chan struct{})
+	}
+	cg.closeMu.Unlock()
+	if underWay != nil {
+		return cg.hurryClose(ctx, underWay)
+	}
+	defer close(cg.closeDone)
+	cg.log.Info("closing")
+	deadline := time.Now().Add(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
+	watch := cg.watchClose(ctx)
+	close(cg.stopper)
+	cg.awaitStop(deadline)
+	// The commit loop's last round may wait on Kafka (a read of its
+	// offsets): not past the partitions' deadline, nor a quarter of the
+	// session timeout after them.
+	expire := time.AfterFunc(max(time.Until(deadline), cg.config.Zookeeper.Timeout/4), cg.expireClose)
+	var errs []error
+	if e := cg.offsetManager.Close(); e != nil {
+		errs = append(errs, e)
+	}
+	expire.Stop()
+	if e := cg.deregister(); e != nil {
+		errs = append(errs, e)
+	}
+	cut := watch.stop()
+	cg.teardown()
+	cg.errorsMu.Lock()
+	cg.closed.Store(true)
+	close(cg.messages)
+	close(cg.errors)
+	cg.errorsMu.Unlock()
+	err := closeErrorWith(cut, errs)
+	cg.log.Info("closed", "err", err)
 	return err
+}
+
+// hurryClose is a CloseContext called while another close is under way
+// (done is closed when it has ended): it waits for that close, and when
+// ctx ends first it hurries it as its own context would, so it keeps
+// CloseContext's bound. It returns AlreadyClosing.
+func (cg *ConsumerGroup) hurryClose(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return AlreadyClosing
+	case <-ctx.Done():
+	}
+	watch := cg.watchClose(ctx)
+	<-done
+	_ = watch.stop()
+	return AlreadyClosing
 }
 
 // awaitStop waits for the manage loop to stop every partition. A request

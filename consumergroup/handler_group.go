@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/IBM/sarama"
@@ -158,8 +159,8 @@ func (g *HandlerGroup) Consume(ctx context.Context, topics []string, handler sar
 	cg, err := joinGroupWith(g.name, topics, g.zookeeper, g.config, joinOptions{runFence: true, sink: s})
 	if err != nil {
 		s.cancel(err)
-		close(s.left) // nothing joined, nothing to wait for
-		close(s.handlersReturned)
+		close(s.handlersReturned) // nothing joined, nothing to wait for
+		close(s.left)
 		return err
 	}
 	s.cg = cg
@@ -245,13 +246,18 @@ func (g *HandlerGroup) Close() error {
 // Errors() closes, once they do. It returns a *CloseCutShortError then
 // (matching ctx's error with errors.Is, and naming what was cut short),
 // and nil otherwise; the membership's own errors are Consume's. A second
-// call returns AlreadyClosing. See docs/shutdown.md.
+// call waits as the first does (its ctx cutting the session's close short
+// as the first's would) and returns AlreadyClosing. See docs/shutdown.md.
 func (g *HandlerGroup) CloseContext(ctx context.Context) error {
-	err := AlreadyClosing
+	first := false
 	g.once.Do(func() {
+		first = true
 		close(g.closing)
-		err = g.awaitConsume(ctx)
 	})
+	err := g.awaitConsume(ctx)
+	if !first {
+		return AlreadyClosing
+	}
 	return err
 }
 
@@ -278,12 +284,8 @@ func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
 	s, joined := g.session, g.current != nil
 	g.curMu.Unlock()
 	var left <-chan struct{} // nil: no session yet, or one still joining
-	var cutShort []string
 	if s != nil {
 		left = s.left
-		if !isClosed(left) {
-			cutShort = append(cutShort, cutDrains)
-		}
 		if joined {
 			s.cancel(sarama.ErrClosedConsumerGroup)
 			s.leave() // a handler's Setup may hold the session up
@@ -293,9 +295,15 @@ func (g *HandlerGroup) awaitConsume(ctx context.Context) error {
 	case g.turn <- struct{}{}:
 		g.closeErrors()
 		<-g.turn
+		var cutShort []string
+		if s != nil && isClosed(s.left) {
+			cutShort = slices.Clone(s.leftCut)
+		}
 		return newCloseCutShortError(ctx, cutShort)
 	case <-left:
 	}
+	// What the membership's close cut short (nothing when none joined).
+	cutShort := slices.Clone(s.leftCut)
 	select {
 	case <-s.handlersReturned: // Consume returns at once: it waits for nothing else
 		g.turn <- struct{}{}

@@ -33,6 +33,7 @@ type handlerSession struct {
 	closed           chan error
 	left             chan struct{}
 	handlersReturned chan struct{}
+	leftCut          []string // what the membership's close cut short; set before left closes
 
 	mu         sync.Mutex
 	claims     map[topicPartition]*handlerClaim // claims whose ConsumeClaim may still read
@@ -153,6 +154,10 @@ func (s *handlerSession) leave() {
 	s.leaveOnce.Do(func() {
 		go func() {
 			err := s.cg.CloseContext(s.group.cutCtx)
+			var cut *CloseCutShortError
+			if errors.As(err, &cut) {
+				s.leftCut = cut.CutShort
+			}
 			close(s.left)
 			s.closed <- err
 		}()

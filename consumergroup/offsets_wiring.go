@@ -68,11 +68,22 @@ func (cg *ConsumerGroup) offsetsDeps() offsets.Deps {
 		Report:       cg.report,
 		Registry:     offsets.KazooRegistry(cg.group, func() *kazoo.ConsumergroupInstance { return cg.instance }),
 		Kafka:        cg.kafkaOffsets,
-		Session:      func() int64 { return cg.kazoo.SessionID() },
+		Session:      cg.liveSessionID,
 		FencedOff:    func() bool { return cg.gate.Paused() },
 		OtherMembers: cg.otherMembers,
 		Closing:      cg.closeExpired,
 	}
+}
+
+// liveSessionID returns the id of the ZooKeeper session, 0 once it is
+// closed: go-zookeeper keeps reporting a closed session's id, and the
+// fence of the commits to Kafka must not take a closed session (whose
+// owner nodes are gone) for the one holding the claim.
+func (cg *ConsumerGroup) liveSessionID() int64 {
+	if s, _ := cg.kazoo.Session(); s.Status == kazoo.SessionClosed {
+		return 0
+	}
+	return cg.kazoo.SessionID()
 }
 
 // otherMembers returns the ids of the group's registered members other

@@ -63,7 +63,7 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 		Log:             cg.log,
 		Metrics:         workerMetrics{cg},
 		Report:          cg.report,
-		ReportPartition: cg.reportPartition,
+		ReportPartition: cg.reportWorkerPartition,
 		Closing:         cg.closeExpired,
 		Stopping:        cg.stopper,
 		DrainsCut:       cg.drainsCut,
