@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,14 +30,19 @@ const resultPrefix = "throughput-result "
 
 // runReader re-executes this program with -child name, so the reader's
 // peak RSS is its process's alone, and returns its time and peak RSS.
-func runReader(st stack, name, topic string, n int, timeout time.Duration) (result, error) {
+// With profile set, the child writes its CPU profile there.
+func runReader(st stack, name, topic string, n int, timeout time.Duration, profile string) (result, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return result{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "-child", name, "-topic", topic, "-n", strconv.Itoa(n), "-timeout", timeout.String())
+	args := []string{"-child", name, "-topic", topic, "-n", strconv.Itoa(n), "-timeout", timeout.String()}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Env = append(os.Environ(), "ZK_ADDR="+st.zk, "KAFKA_ADDRS="+strings.Join(st.brokers, ","))
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -65,8 +71,9 @@ func runReader(st stack, name, topic string, n int, timeout time.Duration) (resu
 	return res, nil
 }
 
-// runChild runs one reader in this process and prints its time.
-func runChild(st stack, name, topic string, n int, timeout time.Duration) error {
+// runChild runs one reader in this process and prints its time; with
+// profile set, it writes the CPU profile of the read there.
+func runChild(st stack, name, topic string, n int, timeout time.Duration, profile string) error {
 	read, ok := readers[name]
 	if !ok {
 		return fmt.Errorf("unknown reader")
@@ -77,6 +84,17 @@ func runChild(st stack, name, topic string, n int, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	group := fmt.Sprintf("bench-%s-%d", name, time.Now().UnixNano())
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	t0 := time.Now()
 	if err := read(ctx, st, group, topic, n); err != nil {
 		return err
