@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/IBM/sarama"
 )
@@ -379,6 +380,10 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	}
 	limit := max(w.limit, 1)
 	var msgs []*sarama.ConsumerMessage
+	if n := min(recordsIn(block), limit); n > 0 {
+		msgs = make([]*sarama.ConsumerMessage, 0, n)
+	}
+	var slab messageSlab
 	next := w.offset
 	for _, recs := range block.RecordsSet {
 		if recs == nil {
@@ -409,10 +414,12 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 			if batch.LogAppendTime {
 				ts = batch.MaxTimestamp
 			}
-			msgs = append(msgs, &sarama.ConsumerMessage{
+			m := slab.next(len(msgs), cap(msgs))
+			*m = sarama.ConsumerMessage{
 				Topic: w.topic, Partition: w.partition, Offset: o,
 				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
-			})
+			}
+			msgs = append(msgs, m)
 			if len(msgs) == limit {
 				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
 			}
@@ -427,6 +434,38 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
 	}
 	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
+}
+
+// messageSlab makes a fetch answer's messages in slabs of up to 32 KiB,
+// not one allocation each: small enough to come from the allocator's warm
+// spans (a slab of a whole answer is fresh memory, faulted in message by
+// message) and to bound what one message an application keeps pins. See
+// docs/performance.md, "Per message".
+type messageSlab []sarama.ConsumerMessage
+
+// slabMessages is how many messages one slab holds.
+const slabMessages = 32 << 10 / int(unsafe.Sizeof(sarama.ConsumerMessage{}))
+
+// next returns a zeroed message, the i-th of at most n.
+func (s *messageSlab) next(i, n int) *sarama.ConsumerMessage {
+	if len(*s) == 0 {
+		*s = make(messageSlab, max(min(n-i, slabMessages), 1))
+	}
+	m := &(*s)[0]
+	*s = (*s)[1:]
+	return m
+}
+
+// recordsIn counts the records of block's record batches, control
+// batches left out: at least as many messages as parseRecords keeps.
+func recordsIn(block *sarama.FetchResponseBlock) int {
+	n := 0
+	for _, recs := range block.RecordsSet {
+		if recs != nil && recs.RecordBatch != nil && !recs.RecordBatch.Control {
+			n += len(recs.RecordBatch.Records)
+		}
+	}
+	return n
 }
 
 // connectionClosed reports whether err says the connection was closed

@@ -17,6 +17,7 @@ import (
 type result struct {
 	took   time.Duration // from creating its client to the end of its Close
 	peakKB int64         // the child's peak RSS (ru_maxrss, KiB on Linux)
+	cpu    time.Duration // the child's CPU time, user and system, start-up included
 }
 
 // rate is messages per second.
@@ -68,6 +69,7 @@ func runReader(st stack, name, topic string, n int, timeout time.Duration, profi
 		return result{}, fmt.Errorf("reader %s: no rusage", name)
 	}
 	res.peakKB = ru.Maxrss
+	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return res, nil
 }
 

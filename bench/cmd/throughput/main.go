@@ -151,7 +151,7 @@ func run(st stack, n, rounds int, names []string, producer string, timeout time.
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r+1, err)
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-18s %6.2f M msgs/s  %4.0f MB\n", r+1, name, res.rate(total)/1e6, res.peakMB())
+			fmt.Fprintf(os.Stderr, "round %d %-18s %6.2f M msgs/s  %4.0f MB  %5.2f s CPU\n", r+1, name, res.rate(total)/1e6, res.peakMB(), res.cpu.Seconds())
 			results[name] = append(results[name], res)
 		}
 	}
