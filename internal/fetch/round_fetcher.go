@@ -414,11 +414,11 @@ func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 			if batch.LogAppendTime {
 				ts = batch.MaxTimestamp
 			}
+			// Field by field into the zeroed slab: a composite literal
+			// zeroes the message again and copies it with a bulk barrier.
 			m := slab.next(len(msgs), cap(msgs))
-			*m = sarama.ConsumerMessage{
-				Topic: w.topic, Partition: w.partition, Offset: o,
-				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
-			}
+			m.Topic, m.Partition, m.Offset = w.topic, w.partition, o
+			m.Key, m.Value, m.Timestamp, m.Headers = rec.Key, rec.Value, ts, rec.Headers
 			msgs = append(msgs, m)
 			if len(msgs) == limit {
 				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
