@@ -26,7 +26,7 @@ const detachAfter = 100 * time.Millisecond
 func markShared(results []fetchResult) {
 	fed := 0
 	for _, r := range results {
-		if len(r.msgs) > 0 {
+		if r.messages() > 0 {
 			fed++
 		}
 	}
@@ -34,7 +34,7 @@ func markShared(results []fetchResult) {
 		return
 	}
 	for i := range results {
-		results[i].shared = len(results[i].msgs) > 0
+		results[i].shared = results[i].messages() > 0
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/IBM/sarama"
 )
@@ -71,6 +70,10 @@ type fetchResult struct {
 	// client quota exceeded): the answer holds no messages then.
 	throttle time.Duration
 	err      error
+	// unparsed holds the answer's messages before they are made: the
+	// round's loop only scans an answer, and the caller makes its
+	// messages (see parse).
+	unparsed *unparsedRecords
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
@@ -185,6 +188,7 @@ func (f *roundFetcher) fetchFrom(ctx context.Context, leader *sarama.Broker, w *
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
+		r.parse()
 		return r, leaderMovedError(r.err) && f.ledElsewhere(w, leader.ID())
 	case <-wctx.Done():
 		if ctx.Err() != nil {
@@ -342,8 +346,8 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {
-		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
-		if r := results[i]; r.err == nil && len(r.msgs) == 0 && r.next == w.offset {
+		results[i] = scanRecords(resp.GetBlock(w.topic, w.partition), w)
+		if r := results[i]; r.err == nil && r.messages() == 0 && r.next == w.offset {
 			empty = append(empty, w)
 		}
 	}
@@ -362,110 +366,6 @@ func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.
 		return nil, nil // leave it to sarama
 	}
 	return r.msgs, r.err
-}
-
-// parseRecords is parseFirstBatch that also says where the next fetch
-// starts: after the last message kept, or, when none was kept short of the
-// limit, after the last record batch (control batches, compacted-away
-// records).
-func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
-	if block == nil {
-		return fetchResult{err: errors.New("fetch response without the partition")}
-	}
-	if !errors.Is(block.Err, sarama.ErrNoError) {
-		return fetchResult{err: block.Err}
-	}
-	if block.Partial {
-		return fetchResult{err: errPartialBatch}
-	}
-	limit := max(w.limit, 1)
-	var msgs []*sarama.ConsumerMessage
-	if n := min(recordsIn(block), limit); n > 0 {
-		msgs = make([]*sarama.ConsumerMessage, 0, n)
-	}
-	var slab messageSlab
-	next := w.offset
-	for _, recs := range block.RecordsSet {
-		if recs == nil {
-			continue
-		}
-		batch := recs.RecordBatch
-		if batch == nil {
-			return fetchResult{err: errLegacyMessageSet}
-		}
-		if batch.PartialTrailingRecord {
-			if next == w.offset {
-				// the batch at the offset itself is cut off: only a
-				// larger fetch size reads it
-				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
-			}
-			break // cut off by the fetch size: the next fetch starts at it
-		}
-		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
-		if batch.Control {
-			continue
-		}
-		for _, rec := range batch.Records {
-			o := batch.FirstOffset + rec.OffsetDelta
-			if o < w.offset {
-				continue
-			}
-			ts := batch.FirstTimestamp.Add(rec.TimestampDelta)
-			if batch.LogAppendTime {
-				ts = batch.MaxTimestamp
-			}
-			// Field by field into the zeroed slab: a composite literal
-			// zeroes the message again and copies it with a bulk barrier.
-			m := slab.next(len(msgs), cap(msgs))
-			m.Topic, m.Partition, m.Offset = w.topic, w.partition, o
-			m.Key, m.Value, m.Timestamp, m.Headers = rec.Key, rec.Value, ts, rec.Headers
-			msgs = append(msgs, m)
-			if len(msgs) == limit {
-				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
-			}
-		}
-	}
-	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (sarama's partition consumer checks the same).
-		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
-			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
-	}
-	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
-}
-
-// messageSlab makes a fetch answer's messages in slabs of up to 32 KiB,
-// not one allocation each: small enough to come from the allocator's warm
-// spans (a slab of a whole answer is fresh memory, faulted in message by
-// message) and to bound what one message an application keeps pins. See
-// docs/performance.md, "Per message".
-type messageSlab []sarama.ConsumerMessage
-
-// slabMessages is how many messages one slab holds.
-const slabMessages = 32 << 10 / int(unsafe.Sizeof(sarama.ConsumerMessage{}))
-
-// next returns a zeroed message, the i-th of at most n.
-func (s *messageSlab) next(i, n int) *sarama.ConsumerMessage {
-	if len(*s) == 0 {
-		*s = make(messageSlab, max(min(n-i, slabMessages), 1))
-	}
-	m := &(*s)[0]
-	*s = (*s)[1:]
-	return m
-}
-
-// recordsIn counts the records of block's record batches, control
-// batches left out: at least as many messages as parseRecords keeps.
-func recordsIn(block *sarama.FetchResponseBlock) int {
-	n := 0
-	for _, recs := range block.RecordsSet {
-		if recs != nil && recs.RecordBatch != nil && !recs.RecordBatch.Control {
-			n += len(recs.RecordBatch.Records)
-		}
-	}
-	return n
 }
 
 // connectionClosed reports whether err says the connection was closed
