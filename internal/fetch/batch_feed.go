@@ -77,7 +77,9 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.bytes = heldBytes(r.msgs)
+		if r.bytes == 0 { // parse counts them; an answer made otherwise may not
+			r.bytes = heldBytes(r.msgs)
+		}
 		f.budget.settle(&f.hold, reserved, r.bytes)
 		if errors.Is(r.err, errPartialBatch) {
 			if grown, ok := grownFetchSize(size, f.fetchMax); ok {

@@ -111,18 +111,21 @@ func (r *fetchResult) messages() int {
 	return len(r.msgs)
 }
 
-// parse makes the messages scanRecords counted, once.
+// parse makes the messages scanRecords counted, once, and counts what
+// they hold against the feed budget (bytes, as heldBytes counts them).
 func (r *fetchResult) parse() {
 	if u := r.unparsed; u != nil {
-		r.msgs, r.unparsed = u.messages(), nil
+		r.msgs, r.bytes = u.messages()
+		r.unparsed = nil
 	}
 }
 
 // messages makes the answer's messages, the kept records at and after
-// from, as scanRecords walked them. The kept ones alias the response
-// buffer, as sarama's do.
-func (u *unparsedRecords) messages() []*sarama.ConsumerMessage {
-	msgs := make([]*sarama.ConsumerMessage, 0, u.kept)
+// from, as scanRecords walked them, and returns the bytes they hold (see
+// heldBytes), counted on the way rather than in a pass of their own. The
+// kept ones alias the response buffer, as sarama's do.
+func (u *unparsedRecords) messages() (msgs []*sarama.ConsumerMessage, held int64) {
+	msgs = make([]*sarama.ConsumerMessage, 0, u.kept)
 	var slab messageSlab
 	for _, recs := range u.block.RecordsSet {
 		if recs == nil {
@@ -149,12 +152,16 @@ func (u *unparsedRecords) messages() []*sarama.ConsumerMessage {
 			m := slab.next(len(msgs), u.kept)
 			m.Topic, m.Partition, m.Offset = u.topic, u.partition, o
 			m.Key, m.Value, m.Timestamp, m.Headers = rec.Key, rec.Value, ts, rec.Headers
+			held += int64(len(rec.Key) + len(rec.Value))
+			for _, h := range rec.Headers {
+				held += int64(len(h.Key) + len(h.Value))
+			}
 			if msgs = append(msgs, m); len(msgs) == u.kept {
-				return msgs
+				return msgs, held
 			}
 		}
 	}
-	return msgs
+	return msgs, held
 }
 
 // messageSlab makes a fetch answer's messages in slabs of up to 32 KiB,

@@ -62,7 +62,7 @@ type fetchResult struct {
 	// hwm is the partition's high-water mark in the response: the offset
 	// after the last message the leader holds, read or not.
 	hwm   int64
-	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	bytes int64 // what msgs hold against the feed budget (see heldBytes): counted by parse, or by the feed
 	// shared says msgs alias a response that fed other partitions too
 	// (see detach.go).
 	shared bool
