@@ -42,6 +42,7 @@ func markShared(results []fetchResult) {
 // shared; r then pins only its own bytes.
 func (r *fetchResult) detach() {
 	if r.shared {
+		r.parse() // a batch left waiting is made now: its copy is what it pins
 		detachMessages(r.msgs)
 		r.shared = false
 	}

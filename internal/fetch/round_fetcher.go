@@ -157,6 +157,15 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 // move was reported (see Engine.LeadersMoved) or the answer was a leader
 // error, it fetches again from the new one, up to maxMovesPerFetch times.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+	r := f.fetchUnparsed(ctx, topic, partition, offset, limit, size)
+	r.parse()
+	return r
+}
+
+// fetchUnparsed is fetchSized leaving the messages to be made (see
+// fetchResult.parse): a batch feed's Source makes them as it hands them
+// out.
+func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	for moves := 0; ; moves++ {
 		leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
@@ -188,7 +197,6 @@ func (f *roundFetcher) fetchFrom(ctx context.Context, leader *sarama.Broker, w *
 	f.enqueue(leader, w)
 	select {
 	case r := <-w.done:
-		r.parse()
 		return r, leaderMovedError(r.err) && f.ledElsewhere(w, leader.ID())
 	case <-wctx.Done():
 		if ctx.Err() != nil {
