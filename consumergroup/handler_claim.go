@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/IBM/sarama"
@@ -19,7 +20,26 @@ type handlerClaim struct {
 	// returned is closed once ConsumeClaim has returned: nobody reads msgs
 	// any more.
 	returned chan struct{}
+	// session is the session as this claim's ConsumeClaim sees it;
+	// cancelSession releases its context once ConsumeClaim returned.
+	session       claimSession
+	cancelSession context.CancelFunc
 }
+
+// claimSession is the session one claim's ConsumeClaim is given: the
+// session itself, but for a Context of the claim's own, a child of the
+// session's, cancelled with it. A handler selects on Context().Done()
+// beside every message; with one Done channel for every claim, the claims'
+// goroutines would contend for its lock on each message (see
+// docs/performance.md, "Per message").
+type claimSession struct {
+	*handlerSession
+	ctx context.Context
+}
+
+// Context implements sarama.ConsumerGroupSession: cancelled when the
+// session's is.
+func (s claimSession) Context() context.Context { return s.ctx }
 
 var _ sarama.ConsumerGroupClaim = (*handlerClaim)(nil)
 

@@ -75,6 +75,8 @@ func (s *handlerSession) Open(w *worker.Worker, _ *offsets.Partition, next int64
 		s.mu.Unlock()
 		return nil, nil
 	}
+	claimCtx, cancel := context.WithCancel(s.ctx)
+	c.session, c.cancelSession = claimSession{s, claimCtx}, cancel
 	s.claims[tp] = c
 	s.generation++
 	s.running.Add(1)
@@ -106,7 +108,8 @@ func (s *handlerSession) Close(w *worker.Worker) {
 func (s *handlerSession) consumeClaim(c *handlerClaim) {
 	defer s.running.Done()
 	defer close(c.returned)
-	if err := s.handler.ConsumeClaim(s, c); err != nil {
+	defer c.cancelSession()
+	if err := s.handler.ConsumeClaim(c.session, c); err != nil {
 		s.group.report(newPartitionError(c.Topic(), c.Partition(), err))
 	}
 	if !c.revoked.Load() && s.ctx.Err() == nil {

@@ -343,3 +343,57 @@ func TestReaderGoneOnceConsumeClaimReturned(t *testing.T) {
 		s.Close(w)
 	})
 }
+
+// sessionHandler hands the session each ConsumeClaim is given to the
+// test, and returns once that session's context ends.
+type sessionHandler struct {
+	sessions chan sarama.ConsumerGroupSession
+}
+
+func (h *sessionHandler) Setup(sarama.ConsumerGroupSession) error   { return nil }
+func (h *sessionHandler) Cleanup(sarama.ConsumerGroupSession) error { return nil }
+func (h *sessionHandler) ConsumeClaim(s sarama.ConsumerGroupSession, _ sarama.ConsumerGroupClaim) error {
+	h.sessions <- s
+	<-s.Context().Done()
+	return nil
+}
+
+// Each ConsumeClaim's session has a Done channel of its own (claims'
+// goroutines select on it beside every message), which the session's end
+// closes, with the session's cause; the rest of the session is the
+// session's.
+func TestHandlerClaimSessionContextEndsWithTheSession(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &sessionHandler{sessions: make(chan sarama.ConsumerGroupSession, 2)}
+		s, _ := newTestSession(h)
+		close(s.setupDone)
+		var seen []sarama.ConsumerGroupSession
+		for p := range int32(2) {
+			w := s.testWorker(topicPartition{"t", p})
+			defer w.Stop(false)
+			if s.openOut(w, nil, 0) == nil {
+				t.Fatal("open refused")
+			}
+			seen = append(seen, <-h.sessions)
+		}
+		if seen[0].Context().Done() == seen[1].Context().Done() || seen[0].Context().Done() == s.ctx.Done() {
+			t.Error("claims share a Done channel")
+		}
+		if seen[0].MemberID() != "member-1" || seen[0].GenerationID() != s.GenerationID() {
+			t.Errorf("claim session: member %q, generation %d; want the session's", seen[0].MemberID(), seen[0].GenerationID())
+		}
+		synctest.Wait()
+		for _, cs := range seen {
+			if cs.Context().Err() != nil {
+				t.Fatal("a claim's context ended while the session runs")
+			}
+		}
+		s.cancel(sarama.ErrClosedConsumerGroup)
+		s.running.Wait() // both ConsumeClaims returned: their Done channels closed
+		for _, cs := range seen {
+			if cause := context.Cause(cs.Context()); !errors.Is(cause, sarama.ErrClosedConsumerGroup) {
+				t.Errorf("claim context cause %v, want the session's", cause)
+			}
+		}
+	})
+}

@@ -77,7 +77,7 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.bytes = heldBytes(r.msgs)
+		r.bytes = r.held()
 		f.budget.settle(&f.hold, reserved, r.bytes)
 		if errors.Is(r.err, errPartialBatch) {
 			if grown, ok := grownFetchSize(size, f.fetchMax); ok {
@@ -112,7 +112,7 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			f.mark.Store(r.hwm)
 		}
 		next = max(next, r.next)
-		busy = len(r.msgs) > 0
+		busy = r.messages() > 0
 		if !busy {
 			if r.throttle > 0 && !sleepCtx(ctx, r.throttle) {
 				return // throttled by a quota: hold back, as asked

@@ -49,6 +49,7 @@ func TestBatchFeedStepsOverAnEmptyBatch(t *testing.T) {
 	defer feed.stop()
 	select {
 	case r := <-feed.batches:
+		r.parse() // as its Source makes them
 		if r.err != nil || len(r.msgs) != 1 || r.msgs[0].Offset != 3 {
 			mu.Lock()
 			defer mu.Unlock()

@@ -26,7 +26,7 @@ const detachAfter = 100 * time.Millisecond
 func markShared(results []fetchResult) {
 	fed := 0
 	for _, r := range results {
-		if len(r.msgs) > 0 {
+		if r.messages() > 0 {
 			fed++
 		}
 	}
@@ -34,7 +34,7 @@ func markShared(results []fetchResult) {
 		return
 	}
 	for i := range results {
-		results[i].shared = len(results[i].msgs) > 0
+		results[i].shared = results[i].messages() > 0
 	}
 }
 
@@ -42,6 +42,7 @@ func markShared(results []fetchResult) {
 // shared; r then pins only its own bytes.
 func (r *fetchResult) detach() {
 	if r.shared {
+		r.parse() // a batch left waiting is made now: its copy is what it pins
 		detachMessages(r.msgs)
 		r.shared = false
 	}

@@ -189,6 +189,7 @@ func feedFollowsMovedLeader(t *testing.T, kerr sarama.KError) {
 				if b.err != nil {
 					t.Fatalf("the feed ended with %v after offsets %v: the worker would fall back to sarama", b.err, got)
 				}
+				b.parse() // as its Source makes them
 				for _, m := range b.msgs {
 					got = append(got, m.Offset)
 				}

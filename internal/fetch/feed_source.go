@@ -15,7 +15,9 @@ type feedSource struct {
 	p     *Partition
 	feed  *batchFeed
 	retry *feedRetry                // the feed's; read once the feed ended
-	batch []*sarama.ConsumerMessage // what is left of the batch in hand
+	batch []*sarama.ConsumerMessage // what is left of the messages made of the batch in hand
+	rest  *unparsedRecords          // the batch in hand's messages not made yet (nil: none)
+	made  []*sarama.ConsumerMessage // batch's backing array, made again for each slab
 	next  int64                     // after the last message handed out
 }
 
@@ -39,6 +41,19 @@ func (p *Partition) feedSource(from int64) *feedSource {
 // on.
 func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error) {
 	for len(s.batch) == 0 {
+		if s.rest != nil {
+			// The batch's next messages, a slab at a time as they go out:
+			// made just before the hand-over, they are still in the cache.
+			s.made, _ = s.rest.take(s.made[:0], slabMessages)
+			s.batch = s.made
+			if s.rest.made == s.rest.kept || len(s.batch) == 0 {
+				s.rest = nil
+			}
+			if len(s.batch) == 0 {
+				s.feed.handedOut()
+			}
+			continue
+		}
 		select {
 		case <-wake:
 			return nil, nil
@@ -50,14 +65,16 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 				s.fellBack(b.err)
 				return nil, ErrSourceEnded
 			}
-			s.batch = b.msgs
+			s.batch, s.rest = b.msgs, b.unparsed
 			s.feed.taken(b)
-			s.p.e.batchSize.Update(int64(len(b.msgs)))
+			s.p.e.batchSize.Update(int64(b.messages()))
 		}
 	}
 	m := s.batch[0]
-	if s.batch = s.batch[1:]; len(s.batch) == 0 {
+	if s.batch = s.batch[1:]; len(s.batch) == 0 && s.rest == nil {
 		s.batch = nil // let the batch (and its response buffer) go
+		s.made = s.made[:0]
+		clear(s.made[:cap(s.made)])
 		s.feed.handedOut()
 	}
 	highWaterMark{s.p.mark}.past(m.Offset)
@@ -96,6 +113,6 @@ func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(con
 		if !isBusy {
 			f = idle
 		}
-		return f.fetchSized(ctx, topic, partition, offset, math.MaxInt, size)
+		return f.fetchUnparsed(ctx, topic, partition, offset, math.MaxInt, size)
 	}
 }

@@ -43,6 +43,7 @@ func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	defer feed.stop()
 	select {
 	case r := <-feed.batches:
+		r.parse() // as its Source makes them
 		if r.err != nil {
 			t.Fatalf("after a throttled (empty) fetch response the feed ended with %q after %d fetch(es); sarama's partition consumer fetches again", r.err, fetches.Load())
 		}

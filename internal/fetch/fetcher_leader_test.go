@@ -54,10 +54,13 @@ func TestFetcherRoundFollowsLeaderAddress(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	f.enqueue(toNew, second)
-	if r := <-first.done; r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Value) != "old" {
+	r := <-first.done
+	r.parse() // as the waiting caller does (fetchFrom)
+	if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Value) != "old" {
 		t.Fatalf("first round: %d messages, err %v", len(r.msgs), r.err)
 	}
-	r := <-second.done
+	r = <-second.done
+	r.parse()
 	if r.err != nil || len(r.msgs) != 1 {
 		t.Fatalf("second round: %d messages, err %v", len(r.msgs), r.err)
 	}

@@ -54,6 +54,7 @@ func TestFetcherResendsOverANewConnAfterIdleClose(t *testing.T) {
 		t.Helper()
 		select {
 		case b := <-feed.batches:
+			b.parse() // as its Source makes them
 			if b.err != nil || len(b.msgs) == 0 || b.msgs[len(b.msgs)-1].Offset != want {
 				t.Fatalf("batch %v, err %v; want one ending at %d", b.msgs, b.err, want)
 			}

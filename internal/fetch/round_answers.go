@@ -22,7 +22,7 @@ const starvedAlone = 2
 func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
 	fed := false // another partition of the round got records
 	for i, r := range results {
-		if len(r.msgs) > 0 || r.next > batch[i].offset {
+		if r.messages() > 0 || r.next > batch[i].offset {
 			fed = true
 			break
 		}

@@ -64,6 +64,7 @@ func runRound(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, partitio
 	for _, w := range wants {
 		select {
 		case r := <-w.done:
+			r.parse() // as the waiting caller does (fetchFrom)
 			answers[w.partition] = r
 		default:
 			t.Fatalf("partition %d not answered", w.partition)

@@ -65,7 +65,7 @@ type fetchResult struct {
 	// hwm is the partition's high-water mark in the response: the offset
 	// after the last message the leader holds, read or not.
 	hwm   int64
-	bytes int64 // what msgs hold against the feed budget (see heldBytes); the feed's
+	bytes int64 // what msgs hold against the feed budget (see heldBytes): counted by parse, or by the feed
 	// shared says msgs alias a response that fed other partitions too
 	// (see detach.go).
 	shared bool
@@ -73,6 +73,10 @@ type fetchResult struct {
 	// client quota exceeded): the answer holds no messages then.
 	throttle time.Duration
 	err      error
+	// unparsed holds the answer's messages before they are made: the
+	// round's loop only scans an answer, and the caller makes its
+	// messages (see parse).
+	unparsed *unparsedRecords
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
@@ -156,6 +160,15 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 // move was reported (see Engine.LeadersMoved) or the answer was a leader
 // error, it fetches again from the new one, up to maxMovesPerFetch times.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+	r := f.fetchUnparsed(ctx, topic, partition, offset, limit, size)
+	r.parse()
+	return r
+}
+
+// fetchUnparsed is fetchSized leaving the messages to be made (see
+// fetchResult.parse): a batch feed's Source makes them as it hands them
+// out.
+func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	for moves := 0; ; moves++ {
 		leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
@@ -371,8 +384,8 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {
-		results[i] = parseRecords(resp.GetBlock(w.topic, w.partition), w)
-		if r := results[i]; r.err == nil && len(r.msgs) == 0 && r.next == w.offset {
+		results[i] = scanRecords(resp.GetBlock(w.topic, w.partition), w)
+		if r := results[i]; r.err == nil && r.messages() == 0 && r.next == w.offset {
 			empty = append(empty, w)
 		}
 	}
@@ -391,72 +404,6 @@ func parseFirstBatch(block *sarama.FetchResponseBlock, w *fetchWant) ([]*sarama.
 		return nil, nil // leave it to sarama
 	}
 	return r.msgs, r.err
-}
-
-// parseRecords is parseFirstBatch that also says where the next fetch
-// starts: after the last message kept, or, when none was kept short of the
-// limit, after the last record batch (control batches, compacted-away
-// records).
-func parseRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
-	if block == nil {
-		return fetchResult{err: errors.New("fetch response without the partition")}
-	}
-	if !errors.Is(block.Err, sarama.ErrNoError) {
-		return fetchResult{err: block.Err}
-	}
-	if block.Partial {
-		return fetchResult{err: errPartialBatch}
-	}
-	limit := max(w.limit, 1)
-	var msgs []*sarama.ConsumerMessage
-	next := w.offset
-	for _, recs := range block.RecordsSet {
-		if recs == nil {
-			continue
-		}
-		batch := recs.RecordBatch
-		if batch == nil {
-			return fetchResult{err: errLegacyMessageSet}
-		}
-		if batch.PartialTrailingRecord {
-			if next == w.offset {
-				// the batch at the offset itself is cut off: only a
-				// larger fetch size reads it
-				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
-			}
-			break // cut off by the fetch size: the next fetch starts at it
-		}
-		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
-		if batch.Control {
-			continue
-		}
-		for _, rec := range batch.Records {
-			o := batch.FirstOffset + rec.OffsetDelta
-			if o < w.offset {
-				continue
-			}
-			ts := batch.FirstTimestamp.Add(rec.TimestampDelta)
-			if batch.LogAppendTime {
-				ts = batch.MaxTimestamp
-			}
-			msgs = append(msgs, &sarama.ConsumerMessage{
-				Topic: w.topic, Partition: w.partition, Offset: o,
-				Key: rec.Key, Value: rec.Value, Timestamp: ts, Headers: rec.Headers,
-			})
-			if len(msgs) == limit {
-				return fetchResult{msgs: msgs, next: o + 1, hwm: block.HighWaterMarkOffset}
-			}
-		}
-	}
-	if len(msgs) == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (sarama's partition consumer checks the same).
-		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
-			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
-	}
-	return fetchResult{msgs: msgs, next: next, hwm: block.HighWaterMarkOffset}
 }
 
 // connectionClosed reports whether err says the connection was closed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 type result struct {
 	took   time.Duration // from creating its client to the end of its Close
 	peakKB int64         // the child's peak RSS (ru_maxrss, KiB on Linux)
+	cpu    time.Duration // the child's CPU time, user and system, start-up included
 }
 
 // rate is messages per second.
@@ -29,14 +31,19 @@ const resultPrefix = "throughput-result "
 
 // runReader re-executes this program with -child name, so the reader's
 // peak RSS is its process's alone, and returns its time and peak RSS.
-func runReader(st stack, name, topic string, n int, timeout time.Duration) (result, error) {
+// With profile set, the child writes its CPU profile there.
+func runReader(st stack, name, topic string, n int, timeout time.Duration, profile string) (result, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return result{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, self, "-child", name, "-topic", topic, "-n", strconv.Itoa(n), "-timeout", timeout.String())
+	args := []string{"-child", name, "-topic", topic, "-n", strconv.Itoa(n), "-timeout", timeout.String()}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Env = append(os.Environ(), "ZK_ADDR="+st.zk, "KAFKA_ADDRS="+strings.Join(st.brokers, ","))
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -62,11 +69,13 @@ func runReader(st stack, name, topic string, n int, timeout time.Duration) (resu
 		return result{}, fmt.Errorf("reader %s: no rusage", name)
 	}
 	res.peakKB = ru.Maxrss
+	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return res, nil
 }
 
-// runChild runs one reader in this process and prints its time.
-func runChild(st stack, name, topic string, n int, timeout time.Duration) error {
+// runChild runs one reader in this process and prints its time; with
+// profile set, it writes the CPU profile of the read there.
+func runChild(st stack, name, topic string, n int, timeout time.Duration, profile string) error {
 	read, ok := readers[name]
 	if !ok {
 		return fmt.Errorf("unknown reader")
@@ -77,6 +86,17 @@ func runChild(st stack, name, topic string, n int, timeout time.Duration) error 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	group := fmt.Sprintf("bench-%s-%d", name, time.Now().UnixNano())
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	t0 := time.Now()
 	if err := read(ctx, st, group, topic, n); err != nil {
 		return err

@@ -46,13 +46,16 @@
 //	go run ./cmd/throughput -n 1000000 -rounds 3
 //
 // The figures move with the machine's load: compare readers within a run,
-// and prefer best-of-rounds ratios.
+// and prefer best-of-rounds ratios. -cpuprofile DIR writes each reader's
+// CPU profile of each round (its read, from client to Close) to
+// DIR/<reader>-<round>.pprof, for go tool pprof.
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -67,11 +70,12 @@ func main() {
 	conns := flag.Bool("conns", false, "count each group's TCP connections per broker (ours, sarama's, franz-go's; busy, then idle) instead of timing the readers")
 	connsIdle := flag.Duration("conns-idle", 70*time.Second, "with -conns: the last count's time after the last message")
 	producer := flag.String("producer", "sarama", "who writes the topic, sarama (5,000 messages per SendMessages) or franz (kgo, default batching): it decides the log's batch sizes")
+	cpuProfile := flag.String("cpuprofile", "", "write each reader's CPU profile of each round to this directory (<reader>-<round>.pprof); with -child, the file")
 	flag.Parse()
 
 	st := stack{zk: env("ZK_ADDR", "127.0.0.1:2181"), brokers: strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")}
 	if *child != "" {
-		runIt := func() error { return runChild(st, *child, *topic, *n, *timeout) }
+		runIt := func() error { return runChild(st, *child, *topic, *n, *timeout, *cpuProfile) }
 		if *conns {
 			runIt = func() error { return countConnsChild(st, *child, *topic, *n, *connsIdle, *timeout) }
 		}
@@ -101,7 +105,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(st, *n, *rounds, names, *producer, *timeout); err != nil {
+	if err := run(st, *n, *rounds, names, *producer, *timeout, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "throughput:", err)
 		os.Exit(1)
 	}
@@ -120,8 +124,14 @@ func env(k, def string) string {
 	return def
 }
 
-// run produces the topic, runs the rounds and prints the table.
-func run(st stack, n, rounds int, names []string, producer string, timeout time.Duration) error {
+// run produces the topic, runs the rounds and prints the table. With
+// profiles set, each reader writes its CPU profile of each round there.
+func run(st stack, n, rounds int, names []string, producer string, timeout time.Duration, profiles string) error {
+	if profiles != "" {
+		if err := os.MkdirAll(profiles, 0o755); err != nil {
+			return err
+		}
+	}
 	topic := fmt.Sprintf("zkgroup.bench.franz.%d", time.Now().UnixNano())
 	t0 := time.Now()
 	total, err := produce(st.brokers, topic, n, producer)
@@ -133,11 +143,15 @@ func run(st stack, n, rounds int, names []string, producer string, timeout time.
 	for r := range rounds {
 		for j := range names {
 			name := names[(r+j)%len(names)]
-			res, err := runReader(st, name, topic, total, timeout)
+			var profile string
+			if profiles != "" {
+				profile = filepath.Join(profiles, fmt.Sprintf("%s-%d.pprof", name, r+1))
+			}
+			res, err := runReader(st, name, topic, total, timeout, profile)
 			if err != nil {
 				return fmt.Errorf("round %d: %w", r+1, err)
 			}
-			fmt.Fprintf(os.Stderr, "round %d %-18s %6.2f M msgs/s  %4.0f MB\n", r+1, name, res.rate(total)/1e6, res.peakMB())
+			fmt.Fprintf(os.Stderr, "round %d %-18s %6.2f M msgs/s  %4.0f MB  %5.2f s CPU\n", r+1, name, res.rate(total)/1e6, res.peakMB(), res.cpu.Seconds())
 			results[name] = append(results[name], res)
 		}
 	}
