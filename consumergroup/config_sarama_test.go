@@ -113,7 +113,7 @@ func TestValidateAcceptsHonouredSaramaFields(t *testing.T) {
 	c.Consumer.Retry.Max = 5
 	c.Consumer.IsolationLevel = sarama.ReadCommitted
 	c.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()} // a fresh default
-	c.Consumer.Group.InstanceId = "pod-0.consumers_a-1"                                                   // static membership, at sarama's default Version (< 2.3)
+	c.Consumer.Group.InstanceId = "pod-0.consumers_a-1"                                                     // static membership, at sarama's default Version (< 2.3)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}
