@@ -1,0 +1,56 @@
+package kazoo
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// A static instance's registration writes its reservation (with its
+// registration and grace window), which outlives the registration; a
+// second session is refused with ErrFencedInstanceID; a deletion is fenced
+// by the version and refused while the member is registered; a grace
+// window of 0 deletes the reservation.
+func TestIntegrationStaticMemberReservation(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+
+	s := cg.StaticInstance("s0", 5*time.Second)
+	cgNoErr(t, s.Register([]string{"t"}))
+	cgWantBare(t, s.Register([]string{"t"}), ErrInstanceAlreadyRegistered) // ours already
+	m := cgMust(cg.StaticMember("s0")).get(t)
+	if m.GraceWindow != 5*time.Second || m.Registration.Subscription["t"] != 1 {
+		t.Fatalf("reservation = %+v, want a 5s window and the subscription to t", m)
+	}
+	if ids := cgMust(cg.StaticMembers()).get(t); !slices.Equal(ids, []string{"s0"}) {
+		t.Fatalf("StaticMembers = %v", ids)
+	}
+
+	cgWantErr(t, other.Consumergroup("g").StaticInstance("s0", 5*time.Second).Register([]string{"t"}), ErrFencedInstanceID)
+	if m2 := cgMust(cg.StaticMember("s0")).get(t); m2.Version != m.Version {
+		t.Fatalf("a refused instance wrote the reservation: version %d -> %d", m.Version, m2.Version)
+	}
+	if err := cg.DeleteStaticMember("s0", m.Version); err == nil {
+		t.Fatal("deleted the reservation of a registered member")
+	}
+
+	cgNoErr(t, s.Deregister())
+	cgWantErr(t, cg.DeleteStaticMember("s0", m.Version+1), ErrNoReservation)
+	cgNoErr(t, s.Register([]string{"t"})) // back: written again
+	m3 := cgMust(cg.StaticMember("s0")).get(t)
+	cgNoErr(t, s.Deregister())
+	cgWantErr(t, cg.DeleteStaticMember("s0", m.Version), ErrNoReservation) // the version before it came back
+	cgNoErr(t, cg.DeleteStaticMember("s0", m3.Version))
+	_, err := cg.StaticMember("s0")
+	cgWantErr(t, err, ErrNoReservation)
+
+	cgNoErr(t, s.Register([]string{"t"}))
+	cgNoErr(t, s.Deregister())
+	cgNoErr(t, cg.StaticInstance("s0", 0).Register([]string{"t"})) // no window: no reservation
+	if ids := cgMust(cg.StaticMembers()).get(t); len(ids) != 0 {
+		t.Fatalf("StaticMembers with a grace window of 0 = %v, want none", ids)
+	}
+}
