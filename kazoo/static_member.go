@@ -36,6 +36,10 @@ type StaticMember struct {
 	// member that came back (and wrote the node again) keeps its
 	// reservation.
 	Version int32
+	// Mzxid is the zxid of the node's last write. Unlike Version, which
+	// starts at 0 again when the node is deleted and created anew, it
+	// names one write: one absence of the member.
+	Mzxid int64
 }
 
 // staticMemberNode is the JSON of a reservation node.
@@ -169,7 +173,7 @@ func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &StaticMember{ID: id, Registration: reg, GraceWindow: time.Duration(n.GraceWindowMs) * time.Millisecond, Version: stat.Version}, nil
+	return &StaticMember{ID: id, Registration: reg, GraceWindow: time.Duration(n.GraceWindowMs) * time.Millisecond, Version: stat.Version, Mzxid: stat.Mzxid}, nil
 }
 
 // DeleteStaticMember deletes the reservation of the static member id if

@@ -28,12 +28,13 @@ type Reservations interface {
 }
 
 // absence is when this instance first saw a static member absent, with
-// the version of its reservation then: a member that comes back writes
-// its reservation again, so a later absence has another version and is
-// timed afresh.
+// the zxid of its reservation's last write then: a member that comes back
+// writes its reservation again, so a later absence has another zxid and
+// is timed afresh. Not the version: a node deleted and created again
+// starts at version 0 again.
 type absence struct {
-	version int32
-	since   time.Time
+	zxid  int64
+	since time.Time
 }
 
 // readReservations returns the members that are absent but reserved
@@ -76,8 +77,8 @@ func (l *Loop) readReservations(ws loopWatches, live map[string]bool, absent map
 			return nil, next, fmt.Errorf("reservation of %s: %w", id, err)
 		}
 		a, seen := absent[id]
-		if !seen || a.version != res.Version {
-			a = absence{version: res.Version, since: now}
+		if !seen || a.zxid != res.Mzxid {
+			a = absence{zxid: res.Mzxid, since: now}
 			absent[id] = a
 		}
 		end := a.since.Add(res.GraceWindow)

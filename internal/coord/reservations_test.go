@@ -20,6 +20,7 @@ type fakeReservations struct {
 	mu      sync.Mutex
 	nodes   map[string]*kazoo.StaticMember
 	deleted []string // "id@version" of each deletion that succeeded
+	zxid    int64    // of the last write
 }
 
 func (r *fakeReservations) Reserved() ([]string, error) {
@@ -70,7 +71,8 @@ func (r *fakeReservations) write(id string, grace time.Duration) {
 	if n, ok := r.nodes[id]; ok {
 		v = n.Version + 1
 	}
-	r.nodes[id] = &kazoo.StaticMember{ID: id, Registration: &kazoo.Registration{Subscription: map[string]int{"t": 1}}, GraceWindow: grace, Version: v}
+	r.zxid++
+	r.nodes[id] = &kazoo.StaticMember{ID: id, Registration: &kazoo.Registration{Subscription: map[string]int{"t": 1}}, GraceWindow: grace, Version: v, Mzxid: r.zxid}
 }
 
 func (r *fakeReservations) deletions() []string {
@@ -306,5 +308,36 @@ func TestFencedInstanceStopsConsuming(t *testing.T) {
 		if len(s.reported) != 1 || !errors.Is(s.reported[0], kazoo.ErrFencedInstanceID) {
 			t.Errorf("reported %v, want one error wrapping ErrFencedInstanceID", s.reported)
 		}
+	})
+}
+
+// A reservation deleted by another instance and created again by the
+// member (back, then gone again) between two reads of this instance is a
+// new absence, timed afresh, although its version is 0 again.
+func TestReservationCreatedAgainIsANewAbsence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := &fakeReservations{nodes: map[string]*kazoo.StaticMember{}}
+		res.write("c", 10*time.Second)
+		s := startStaticLoop(t, newGroupZooKeeper(), res, nil)
+		synctest.Wait()
+		time.Sleep(5 * time.Second)
+		res.mu.Lock()
+		delete(res.nodes, "c") // another instance's window ended first
+		res.mu.Unlock()
+		res.write("c", 10*time.Second) // c back (and gone again): version 0 again
+		time.Sleep(5 * time.Second)    // the first absence's window ends here
+		synctest.Wait()
+		if d := res.deletions(); len(d) > 0 {
+			t.Fatalf("deleted %v: the new absence was taken for the old one", d)
+		}
+		if got := s.running(); !slices.Equal(got, []int32{2, 3}) {
+			t.Fatalf("b runs %v, want [2 3] while c's new absence lasts", got)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if d := res.deletions(); !slices.Equal(d, []string{"c@0"}) {
+			t.Fatalf("deletions %v, want [c@0] once the new absence's window ended", d)
+		}
+		s.close()
 	})
 }
