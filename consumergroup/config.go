@@ -76,7 +76,7 @@ const maxSelfFenceFraction = 0.6
 
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
 // sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session,
-// Kafka, Assignment and Fetch and a Logger. Build it with NewConfig, change what
+// Kafka, Assignment, Fetch, Metrics and Static and a Logger. Build it with NewConfig, change what
 // you need, and pass it to JoinConsumerGroup, which calls Validate. Every
 // field's default is the one NewConfig sets; Validate never replaces an
 // invalid value with a default, it reports it. The group never writes to
