@@ -127,22 +127,34 @@ func (cg *Consumergroup) StaticMembers() ([]string, error) {
 }
 
 // WatchStaticMembers is StaticMembers plus a watch on the list: the
-// channel receives one Event when a reservation is created or deleted. It
-// creates /consumers/<group>/static if missing, so the watch can be set.
+// channel receives one Event when a reservation is created or deleted.
+// While /consumers/<group>/static does not exist (a group without static
+// members), it returns no ids and a watch on the node's creation, so
+// groups without static members gain no node.
 func (cg *Consumergroup) WatchStaticMembers() ([]string, <-chan Event, error) {
 	if err := cg.check(); err != nil {
 		return nil, nil, err
 	}
 	node := cg.kz.staticMembersPath(cg.Name)
-	if err := cg.kz.mkdirRecursive(node); err != nil {
-		return nil, nil, err
+	for range 3 {
+		ids, _, w, err := cg.kz.conn.ChildrenW(node)
+		if err == nil {
+			slices.Sort(ids)
+			return ids, w, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, znodeErr("children", node, err)
+		}
+		ok, _, w, err := cg.kz.conn.ExistsW(node)
+		if err != nil {
+			return nil, nil, znodeErr("exists", node, err)
+		}
+		if !ok {
+			return nil, w, nil
+		}
+		// Created meanwhile: list it (its existence watch fires anyway).
 	}
-	ids, _, w, err := cg.kz.conn.ChildrenW(node)
-	if err != nil {
-		return nil, nil, znodeErr("children", node, err)
-	}
-	slices.Sort(ids)
-	return ids, w, nil
+	return nil, nil, znodeErr("children", node, fmt.Errorf("%w: created and deleted repeatedly", ErrClaimContended))
 }
 
 // StaticMember reads the reservation of the static member id: an error

@@ -54,3 +54,25 @@ func TestIntegrationStaticMemberReservation(t *testing.T) {
 		t.Fatalf("StaticMembers with a grace window of 0 = %v, want none", ids)
 	}
 }
+
+// Watching the reservations of a group without static members creates
+// nothing; the first reservation fires the watch.
+func TestIntegrationWatchStaticMembersCreatesNothing(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	cg := kz.Consumergroup("plain")
+	cgNoErr(t, cg.Create())
+	ids, w, err := cg.WatchStaticMembers()
+	if err != nil || len(ids) != 0 || w == nil {
+		t.Fatalf("WatchStaticMembers = %v, %v, %v; want none and a watch", ids, w, err)
+	}
+	if ok := cgMust(kz.exists(kz.staticMembersPath("plain"))).get(t); ok {
+		t.Fatal("watching created /consumers/plain/static")
+	}
+	cgNoErr(t, cg.StaticInstance("s0", time.Second).Register([]string{"t"}))
+	cgWatchEvent(t, w, EventNodeCreated)
+	if ids := cgMust(cg.StaticMembers()).get(t); !slices.Equal(ids, []string{"s0"}) {
+		t.Fatalf("StaticMembers = %v", ids)
+	}
+}
