@@ -47,9 +47,9 @@ func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent
 	if v.members, err = l.readMembers(ws, instances, badRegs); err != nil {
 		return v, err
 	}
-	live := make(map[string]bool, len(instances))
-	for _, id := range instances {
-		live[id] = true
+	live := make(map[string]bool, len(v.members)) // a registration gone since the listing is absent
+	for _, m := range v.members {
+		live[m.ID] = true
 	}
 	if v.reserved, v.reservedTo, err = l.readReservations(ws, live, absent, time.Now()); err != nil {
 		return v, err
