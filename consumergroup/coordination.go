@@ -41,6 +41,7 @@ func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 		Log:              cg.log,
 		Report:           func(topic string, partition int32, err error) { cg.report(newPartitionError(topic, partition, err)) },
 		RegistrationPath: cg.registrationPath,
+		Fenced:           cg.fencedOff,
 		Metrics:          groupCoordMetrics{cg},
 	}
 }
@@ -137,5 +138,15 @@ func (cg *ConsumerGroup) joinRegister() error {
 		case <-cg.stopper:
 			return err
 		}
+	}
+}
+
+// fencedOff ends the handler API's session when another instance took
+// this instance's static id (see coord.Deps.Fenced): Consume then returns
+// the error, as sarama's returns FENCED_INSTANCE_ID. The Messages() API
+// has it on Errors().
+func (cg *ConsumerGroup) fencedOff(err error) {
+	if s, ok := cg.sink.(*handlerSession); ok {
+		s.cancel(err)
 	}
 }

@@ -59,7 +59,7 @@ var (
 // session of an instance that crashed expires by then) before it refuses.
 // A running static instance whose id is taken while its own registration
 // was gone (its session expired) reports it on Errors() and consumes
-// nothing more until Close. It is kazoo.ErrFencedInstanceID.
+// nothing more until Close; Consume returns it. It is kazoo.ErrFencedInstanceID.
 // docs/static-members.md.
 var ErrFencedInstanceID = kazoo.ErrFencedInstanceID
 

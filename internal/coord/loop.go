@@ -83,6 +83,10 @@ type Deps struct {
 	// Report sends err to the group's error channel, for topic and
 	// partition ("" and -1 for the group as a whole). It must not block.
 	Report func(topic string, partition int32, err error)
+	// Fenced, when not nil, is told (once) that the instance is fenced:
+	// another session registered its static id (kazoo.ErrFencedInstanceID)
+	// and the loop stopped every partition. It must not block.
+	Fenced func(err error)
 	// RegistrationPath is the znode of an instance's registration, named
 	// in errors.
 	RegistrationPath func(id string) string

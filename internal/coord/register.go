@@ -93,5 +93,8 @@ func (l *Loop) registerAgain(ps *partitions, what string) (fenced bool) {
 	l.d.Log.Error("fenced: another instance registered our static id; consuming nothing until Close", "err", err)
 	ps.stopAll(false)
 	l.d.Metrics.Owned(0)
+	if l.d.Fenced != nil {
+		l.d.Fenced(err)
+	}
 	return true
 }

@@ -90,6 +90,7 @@ type staticLoop struct {
 	done     chan struct{}
 	mu       sync.Mutex
 	reported []error
+	fenced   []error // told through Deps.Fenced
 }
 
 // newGroupZooKeeper is a fakeZooKeeper for instance b with a registered.
@@ -130,6 +131,11 @@ func startStaticLoop(t *testing.T, zkf *fakeZooKeeper, res Reservations, registe
 		},
 		RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
 		Metrics:          nopMetrics{},
+		Fenced: func(err error) {
+			s.mu.Lock()
+			s.fenced = append(s.fenced, err)
+			s.mu.Unlock()
+		},
 	})
 	go func() { l.Run(); close(s.done) }()
 	return s
@@ -307,6 +313,9 @@ func TestFencedInstanceStopsConsuming(t *testing.T) {
 		s.close()
 		if len(s.reported) != 1 || !errors.Is(s.reported[0], kazoo.ErrFencedInstanceID) {
 			t.Errorf("reported %v, want one error wrapping ErrFencedInstanceID", s.reported)
+		}
+		if len(s.fenced) != 1 || !errors.Is(s.fenced[0], kazoo.ErrFencedInstanceID) {
+			t.Errorf("told Fenced %v, want once, with ErrFencedInstanceID", s.fenced)
 		}
 	})
 }
