@@ -218,7 +218,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if granted := cg.kazoo.SessionTimeout(); granted > 0 {
 		claimConf.ReleaseTimeout = granted
 	}
-	reg := closingRegistry{claim.NewKazooRegistry(cg.group, cg.instance.ID), cg.closeExpired}
+	reg := closingRegistry{claim.NewKazooRegistryFor(cg.group, cg.instance), cg.closeExpired}
 	if cg.claimer, err = claim.New(registryFor(cg, reg), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}

@@ -1,12 +1,15 @@
 package integration
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkgroup/kafka/consumergroup"
+	"github.com/zkgroup/kafka/internal/tcpproxy"
 	"github.com/zkgroup/kafka/internal/testenv"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -234,4 +237,77 @@ func TestIntegrationStaticRestartAfterCrash(t *testing.T) {
 	waitFor(t, 30*time.Second, "every message delivered", func() bool { return l.missing(topic, counts) == 0 })
 	closeGroup(t, cg)
 	<-done
+}
+
+// A static member whose session expired while it was cut off from
+// ZooKeeper, and whose id another instance registered meanwhile, is
+// fenced when it is back: Consume returns ErrFencedInstanceID, and the
+// other instance consumes every partition.
+func TestIntegrationStaticFencedAfterExpiry(t *testing.T) {
+	testenv.Integration(t)
+	const session = 3 * time.Second
+	topic := newTopic(t, 4)
+	group := testenv.UniqueName("static-fenced")
+	kg := zkClient(t).Consumergroup(group)
+	proxy, err := tcpproxy.New(testenv.ZKServers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+
+	cfgA := staticConfig("s0", 10*time.Second)
+	cfgA.Zookeeper.Timeout = session
+	a, err := consumergroup.NewConsumerGroup(group, []string{proxy.Addr()}, cfgA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	go func() {
+		for err := range a.Errors() {
+			t.Logf("A: error: %v", err)
+		}
+	}()
+	l := newLedger()
+	consumed := make(chan error, 1)
+	go func() { consumed <- a.Consume(context.Background(), []string{topic}, &ledgerHandler{id: 0, l: l}) }()
+	waitOwners(t, kg, topic, 4, func(int32) int { return 0 })
+
+	proxy.Cut()
+	waitFor(t, 3*session, "A's registration to expire", func() bool {
+		ok, err := kg.Instance("s0").Registered()
+		return err == nil && !ok
+	})
+	b := join(t, group, []string{topic}, staticConfig("s0", 10*time.Second))
+	var lostMu sync.Mutex
+	var lost []error // B's claims taken by A
+	doneB := readGroup(b, 1, l, 0, func(err error) {
+		t.Logf("B: error: %v", err)
+		if errors.Is(err, kazoo.ErrClaimLost) {
+			lostMu.Lock()
+			lost = append(lost, err)
+			lostMu.Unlock()
+		}
+	})
+	proxy.Restore()
+
+	select {
+	case err := <-consumed:
+		if !errors.Is(err, consumergroup.ErrFencedInstanceID) {
+			t.Errorf("A's Consume = %v, want ErrFencedInstanceID", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("A's Consume did not return after A was fenced")
+	}
+	counts := produce(t, topic, 200)
+	waitFor(t, 30*time.Second, "B to deliver every message", func() bool { return l.missing(topic, counts) == 0 })
+	for _, d := range l.snapshot() {
+		if d.consumer != 1 {
+			t.Fatalf("A delivered %d/%d", d.partition, d.offset)
+		}
+	}
+	closeGroup(t, b)
+	<-doneB
+	if len(lost) > 0 {
+		t.Errorf("A, about to be fenced, took B's claims: %v", lost)
+	}
 }

@@ -76,3 +76,21 @@ func TestIntegrationWatchStaticMembersCreatesNothing(t *testing.T) {
 		t.Fatalf("StaticMembers = %v", ids)
 	}
 }
+
+// A static instance never takes an owner node of its id under another
+// session (another live instance with its id): it is claimed by other.
+// A plain instance takes such a node as a stale one of its own.
+func TestIntegrationStaticClaimLeavesOtherSessionsNode(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cgNoErr(t, kz.Consumergroup("g").Create())
+	theirs, err := other.Consumergroup("g").StaticInstance("s0", time.Second).Claim("t", 0)
+	cgNoErr(t, err)
+	_, err = kz.Consumergroup("g").StaticInstance("s0", time.Second).Claim("t", 0)
+	cgWantErr(t, err, ErrPartitionClaimedByOther)
+	e.assertOwner("g", "t", 0, "s0", other)
+	if ep := e.epoch("g", "t", 0); ep != theirs.Epoch {
+		t.Fatalf("epoch %d after the refused claim, want %d", ep, theirs.Epoch)
+	}
+}
