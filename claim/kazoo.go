@@ -26,6 +26,13 @@ func NewKazooRegistry(group *kazoo.Consumergroup, instanceID string) *KazooRegis
 	return &KazooRegistry{group: group, instance: group.Instance(instanceID)}
 }
 
+// NewKazooRegistryFor is NewKazooRegistry for an instance handle of
+// group, such as a static member's (Consumergroup.StaticInstance), whose
+// claims never take an owner node of its id under another session.
+func NewKazooRegistryFor(group *kazoo.Consumergroup, instance *kazoo.ConsumergroupInstance) *KazooRegistry {
+	return &KazooRegistry{group: group, instance: instance}
+}
+
 // TryClaim implements Registry with ConsumergroupInstance.Claim.
 func (r *KazooRegistry) TryClaim(ctx context.Context, topic string, partition int32) (*kazoo.PartitionClaim, error) {
 	if err := ctx.Err(); err != nil {

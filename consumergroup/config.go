@@ -53,6 +53,10 @@ const (
 
 	// DefaultLagInterval is Metrics.LagInterval's default.
 	DefaultLagInterval = 10 * time.Second
+
+	// DefaultStaticGraceWindow is Static.GraceWindow's default: long
+	// enough for a pod to be replaced in a rolling deploy.
+	DefaultStaticGraceWindow = 30 * time.Second
 )
 
 // minLagInterval is the shortest Metrics.LagInterval Validate accepts
@@ -73,7 +77,7 @@ const maxSelfFenceFraction = 0.6
 
 // Config configures a ConsumerGroup. It has upstream's shape (the embedded
 // sarama config, Zookeeper, Offsets) plus the sub-structs Claim, Session,
-// Kafka, Assignment and Fetch and a Logger. Build it with NewConfig, change what
+// Kafka, Assignment, Fetch, Metrics and Static and a Logger. Build it with NewConfig, change what
 // you need, and pass it to JoinConsumerGroup, which calls Validate. Every
 // field's default is the one NewConfig sets; Validate never replaces an
 // invalid value with a default, it reports it. The group never writes to
@@ -286,6 +290,26 @@ type Config struct {
 		LagInterval time.Duration
 	}
 
+	// Static configures static membership, which Consumer.Group.InstanceId
+	// turns on (sarama's field; Kafka's group.instance.id): the instance
+	// registers under that id instead of "<host>:<uuid>", a second live
+	// instance with the same id is refused (ErrFencedInstanceID), and when
+	// it leaves (Close, a crash, an expired session) its partitions stay
+	// reserved for it for GraceWindow, so a restart gets back exactly the
+	// partitions it had and nothing moves twice. docs/static-members.md.
+	Static struct {
+		// GraceWindow is how long the partitions of a static member that
+		// left wait for it, unowned, before they move to the others. Each
+		// instance times it from when it saw the member leave: for a crash,
+		// after its session expired (Zookeeper.Timeout). The member's own
+		// setting is written with its reservation, so every instance
+		// honours the same window. 0: no reservation, its partitions move
+		// at once, as without an InstanceId. Ignored without
+		// Consumer.Group.InstanceId. Default DefaultStaticGraceWindow
+		// (30 s). Must be >= 0, in whole milliseconds.
+		GraceWindow time.Duration
+	}
+
 	// Logger receives the group's log records. Default nil: nothing is
 	// logged.
 	Logger *slog.Logger
@@ -312,6 +336,7 @@ func NewConfig() *Config {
 	c.Kafka.RefreshInterval = DefaultKafkaRefreshInterval
 	c.Fetch.Batches = true
 	c.Metrics.LagInterval = DefaultLagInterval
+	c.Static.GraceWindow = DefaultStaticGraceWindow
 	return c
 }
 
@@ -330,7 +355,7 @@ func (c *Config) Validate() error {
 	if c.Config == nil {
 		bad("Config", "(the embedded *sarama.Config) must not be nil")
 	} else {
-		if err := c.Config.Validate(); err != nil {
+		if err := validateSarama(c.Config); err != nil {
 			errs = append(errs, &ConfigError{Field: "Config", Reason: "(the embedded *sarama.Config) is invalid", Err: err})
 		}
 		validateSaramaConsumer(c.Config, bad)
@@ -402,6 +427,12 @@ func (c *Config) Validate() error {
 	}
 	if li := c.Metrics.LagInterval; li != 0 && li < minLagInterval {
 		bad("Metrics.LagInterval", "must be 0 (no refresh) or >= %s, got %s", minLagInterval, li)
+	}
+	switch gw := c.Static.GraceWindow; {
+	case gw < 0:
+		bad("Static.GraceWindow", "must be >= 0 (0: no reservation), got %s", gw)
+	case gw%time.Millisecond != 0:
+		bad("Static.GraceWindow", "must be in whole milliseconds (it is stored so), got %s", gw)
 	}
 
 	return errors.Join(errs...)

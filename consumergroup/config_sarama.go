@@ -63,12 +63,49 @@ func validateSaramaConsumer(c *sarama.Config, bad func(field, format string, arg
 	if g.Member.UserData != nil {
 		bad("Config.Consumer.Group.Member.UserData", "is not supported: a member's ZooKeeper registration carries no user data")
 	}
-	if g.InstanceId != dg.InstanceId {
-		bad("Config.Consumer.Group.InstanceId", "is not honoured: static membership is not supported yet; got %q", g.InstanceId)
+	if g.InstanceId != "" {
+		if reason := instanceIDProblem(g.InstanceId); reason != "" {
+			bad("Config.Consumer.Group.InstanceId", "%s; got %q", reason, g.InstanceId)
+		}
 	}
 	if g.ResetInvalidOffsets != dg.ResetInvalidOffsets {
 		bad("Config.Consumer.Group.ResetInvalidOffsets", "false is not honoured: an out-of-range stored offset is always reported on Errors() and restarts at Offsets.Initial")
 	}
+}
+
+// maxInstanceIDLength is the longest Consumer.Group.InstanceId accepted:
+// Kafka's limit, which sarama checks too.
+const maxInstanceIDLength = 249
+
+// instanceIDProblem says what makes id unusable as a static member's id,
+// or "". The rule is Kafka's (and sarama's): 1 to 249 of [0-9a-zA-Z._-],
+// neither "." nor "..". Such a name is a legal znode name, and it never
+// collides with an upstream id ("<host>:<uuid>" has a colon).
+func instanceIDProblem(id string) string {
+	switch {
+	case id == "." || id == "..":
+		return `must not be "." or ".."`
+	case len(id) > maxInstanceIDLength:
+		return fmt.Sprintf("must be at most %d characters long", maxInstanceIDLength)
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || r == '.' || r == '_' || r == '-') {
+			return fmt.Sprintf("must consist of 0-9a-zA-Z._- only (Kafka's rule), not %q", r)
+		}
+	}
+	return ""
+}
+
+// validateSarama is c.Validate without its check of
+// Consumer.Group.InstanceId, which asks for a Version >= 2.3 that only
+// Kafka's group protocol needs; instanceIDProblem checks the id instead.
+func validateSarama(c *sarama.Config) error {
+	if c.Consumer.Group.InstanceId == "" {
+		return c.Validate()
+	}
+	cp := *c
+	cp.Consumer.Group.InstanceId = ""
+	return cp.Validate()
 }
 
 // sameStrategies reports whether a and b name the same balance strategies

@@ -75,7 +75,9 @@ func TestValidateRefusesUnhonouredSaramaFields(t *testing.T) {
 		{"rebalance retries", func(c *Config) { c.Consumer.Group.Rebalance.Retry.Max = 10 }, "Config.Consumer.Group.Rebalance.Retry.Max", "Claim.Budget"},
 		{"rebalance backoff", func(c *Config) { c.Consumer.Group.Rebalance.Retry.Backoff = time.Second }, "Config.Consumer.Group.Rebalance.Retry.Backoff", "Claim.InitialInterval"},
 		{"user data", func(c *Config) { c.Consumer.Group.Member.UserData = []byte("x") }, "Config.Consumer.Group.Member.UserData", "not supported"},
-		{"instance id", func(c *Config) { c.Consumer.Group.InstanceId = "member-1" }, "Config.Consumer.Group.InstanceId", "static membership is not supported yet"},
+		{"instance id with a colon", func(c *Config) { c.Consumer.Group.InstanceId = "host:1" }, "Config.Consumer.Group.InstanceId", "0-9a-zA-Z._-"},
+		{"instance id too long", func(c *Config) { c.Consumer.Group.InstanceId = strings.Repeat("x", 250) }, "Config.Consumer.Group.InstanceId", "at most 249"},
+		{"instance id dot", func(c *Config) { c.Consumer.Group.InstanceId = ".." }, "Config.Consumer.Group.InstanceId", `".."`},
 		{"no offset reset", func(c *Config) { c.Consumer.Group.ResetInvalidOffsets = false }, "Config.Consumer.Group.ResetInvalidOffsets", "Offsets.Initial"},
 	}
 	for _, tt := range tests {
@@ -111,6 +113,7 @@ func TestValidateAcceptsHonouredSaramaFields(t *testing.T) {
 	c.Consumer.Retry.Max = 5
 	c.Consumer.IsolationLevel = sarama.ReadCommitted
 	c.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyRange()} // a fresh default
+	c.Consumer.Group.InstanceId = "pod-0.consumers_a-1"                                                     // static membership, at sarama's default Version (< 2.3)
 	if err := c.Validate(); err != nil {
 		t.Fatalf("Validate = %v", err)
 	}

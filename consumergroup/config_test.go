@@ -60,6 +60,9 @@ func TestNewConfigDefaults(t *testing.T) {
 	if c.Metrics.LagInterval != 10*time.Second {
 		t.Errorf("Metrics.LagInterval = %s, want 10s", c.Metrics.LagInterval)
 	}
+	if c.Static.GraceWindow != 30*time.Second {
+		t.Errorf("Static.GraceWindow = %s, want 30s", c.Static.GraceWindow)
+	}
 	if c.Logger != nil {
 		t.Error("Logger must default to nil")
 	}
@@ -120,6 +123,10 @@ func TestConfigValidate(t *testing.T) {
 		{"kafka refresh at the bound", func(c *Config) { c.Kafka.RefreshInterval = 100 * time.Millisecond }, "", ""},
 		{"lag refresh off", func(c *Config) { c.Metrics.LagInterval = 0 }, "", ""},
 		{"lag refresh at the bound", func(c *Config) { c.Metrics.LagInterval = 100 * time.Millisecond }, "", ""},
+		{"static member", func(c *Config) { c.Consumer.Group.InstanceId = "pod-1" }, "", ""},
+		{"static member without reservation", func(c *Config) { c.Consumer.Group.InstanceId = "pod-1"; c.Static.GraceWindow = 0 }, "", ""},
+		{"static grace negative", func(c *Config) { c.Static.GraceWindow = -time.Second }, "Static.GraceWindow", "Static.GraceWindow must be >= 0 (0: no reservation), got -1s"},
+		{"static grace below a millisecond", func(c *Config) { c.Static.GraceWindow = time.Microsecond }, "Static.GraceWindow", "whole milliseconds"},
 
 		{"nil sarama", func(c *Config) { c.Config = nil }, "Config", "Config (the embedded *sarama.Config) must not be nil"},
 		{"invalid sarama", func(c *Config) { c.ChannelBufferSize = -1 }, "Config", "ChannelBufferSize must be >= 0"},

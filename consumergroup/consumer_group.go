@@ -188,7 +188,11 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 		}
 	}
 	cg.group = cg.kazoo.Consumergroup(cg.name)
-	cg.instance = cg.group.NewInstance()
+	if id := cg.config.Consumer.Group.InstanceId; id != "" {
+		cg.instance = cg.group.StaticInstance(id, cg.config.Static.GraceWindow)
+	} else {
+		cg.instance = cg.group.NewInstance()
+	}
 
 	if cg.client, err = sarama.NewClient(brokers, cg.config.Config); err != nil {
 		return fmt.Errorf("consumergroup: connect to Kafka at %v: %w", brokers, err)
@@ -218,7 +222,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if granted := cg.kazoo.SessionTimeout(); granted > 0 {
 		claimConf.ReleaseTimeout = granted
 	}
-	reg := closingRegistry{claim.NewKazooRegistry(cg.group, cg.instance.ID), cg.closeExpired}
+	reg := closingRegistry{claim.NewKazooRegistryFor(cg.group, cg.instance), cg.closeExpired}
 	if cg.claimer, err = claim.New(registryFor(cg, reg), claimConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
@@ -226,8 +230,8 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if err := cg.group.Create(); err != nil {
 		return fmt.Errorf("consumergroup: create group: %w", err)
 	}
-	if err := cg.reregister(); err != nil {
-		return fmt.Errorf("consumergroup: register instance: %w", err)
+	if err := cg.joinRegister(); err != nil {
+		return fmt.Errorf("consumergroup: register instance %s: %w", cg.instance.ID, err)
 	}
 	return nil
 }

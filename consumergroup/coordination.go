@@ -1,6 +1,7 @@
 package consumergroup
 
 import (
+	"errors"
 	"time"
 
 	"github.com/zkgroup/kafka/internal/coord"
@@ -31,6 +32,7 @@ func (cg *ConsumerGroup) manage(f *fence.Fence) {
 func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 	return coord.Deps{
 		ZooKeeper:        coord.Kazoo(cg.kazoo, cg.group, cg.register),
+		Reservations:     coord.KazooReservations(cg.group),
 		Topics:           topics.WithLeaderMoves(cg.topicSrc, cg.fetch.LeadersMoved),
 		Workers:          groupWorkers{cg},
 		Expired:          expired,
@@ -39,6 +41,7 @@ func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 		Log:              cg.log,
 		Report:           func(topic string, partition int32, err error) { cg.report(newPartitionError(topic, partition, err)) },
 		RegistrationPath: cg.registrationPath,
+		Fenced:           cg.fencedOff,
 		Metrics:          groupCoordMetrics{cg},
 	}
 }
@@ -99,3 +102,52 @@ type groupCoordMetrics struct{ cg *ConsumerGroup }
 func (m groupCoordMetrics) Owned(n int)                   { m.cg.met().owned.Update(int64(n)) }
 func (m groupCoordMetrics) Rebalanced()                   { m.cg.met().rebalances.Inc(1) }
 func (m groupCoordMetrics) RebalanceTook(d time.Duration) { m.cg.met().rebalanceTime.Update(ms(d)) }
+
+// joinRegister registers the instance when it joins. A static instance
+// whose id is registered by another session waits, up to the session
+// timeout, for that registration to go: it is likely this instance's own
+// predecessor that crashed, whose session expires by then. A registration
+// still held after that belongs to a live instance: the error wraps
+// ErrFencedInstanceID. docs/static-members.md.
+func (cg *ConsumerGroup) joinRegister() error {
+	err := cg.reregister()
+	if !errors.Is(err, ErrFencedInstanceID) {
+		return err
+	}
+	wait := cg.config.Zookeeper.Timeout
+	if granted := cg.kazoo.SessionTimeout(); granted > wait {
+		wait = granted
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	cg.log.Warn("our static id is registered by another session; waiting for it to expire", "within", wait)
+	for {
+		exists, gone, werr := cg.instance.WatchRegistrationGone()
+		if werr != nil {
+			return errors.Join(err, werr)
+		}
+		if !exists {
+			if err = cg.reregister(); !errors.Is(err, ErrFencedInstanceID) {
+				return err
+			}
+			continue // taken again meanwhile: wait for that one
+		}
+		select {
+		case <-gone:
+		case <-deadline.C:
+			return err
+		case <-cg.stopper:
+			return err
+		}
+	}
+}
+
+// fencedOff ends the handler API's session when another instance took
+// this instance's static id (see coord.Deps.Fenced): Consume then returns
+// the error, as sarama's returns FENCED_INSTANCE_ID. The Messages() API
+// has it on Errors().
+func (cg *ConsumerGroup) fencedOff(err error) {
+	if s, ok := cg.sink.(*handlerSession); ok {
+		s.cancel(err)
+	}
+}

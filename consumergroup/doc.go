@@ -20,9 +20,12 @@
 //	/consumers/<g>/owners/<t>/<p>              EPHEMERAL: the owning instance's ID
 //	/consumers/<g>/offsets/<t>/<p>             PERSISTENT: decimal next offset to consume
 //	/consumers/<g>/epochs/<t>/<p>              PERSISTENT: its version is the claim epoch
+//	/consumers/<g>/static/<instance>           PERSISTENT: a static member's reservation
 //
-// Only the epochs subtree is new, and an "assignment" list in the
-// registrations, which upstream ignores. Every instance computes the assignment on
+// Only the epochs and static subtrees are new (the static one exists only
+// for static members: Consumer.Group.InstanceId, docs/static-members.md),
+// and an "assignment" list in the registrations, which upstream ignores.
+// Every instance computes the assignment on
 // its own, from the same inputs; it claims a partition it gains by creating
 // its owner node and bumping its epoch in one transaction, and fences its
 // commits and releases with that epoch. Offsets stay plain ASCII decimals

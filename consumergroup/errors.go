@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 // Errors with upstream's names. They are sentinel values: compare them with
@@ -50,6 +51,17 @@ var (
 	// address.
 	ErrNoZookeeper = errors.New("consumergroup: no zookeeper node address provided")
 )
+
+// ErrFencedInstanceID is wrapped by the error JoinConsumerGroup (and
+// Consume) returns when Consumer.Group.InstanceId is registered by another
+// live instance of the group (Kafka's FENCED_INSTANCE_ID): the join waits
+// up to the ZooKeeper session timeout for that registration to go (the
+// session of an instance that crashed expires by then) before it refuses.
+// A running static instance whose id is taken while its own registration
+// was gone (its session expired) reports it on Errors() and consumes
+// nothing more until Close; Consume returns it. It is kazoo.ErrFencedInstanceID.
+// docs/static-members.md.
+var ErrFencedInstanceID = kazoo.ErrFencedInstanceID
 
 // ErrInvalidConfig is wrapped by every error Config.Validate returns (through
 // *ConfigError), so errors.Is(err, ErrInvalidConfig) tells a configuration

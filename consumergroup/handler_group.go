@@ -183,6 +183,9 @@ func (g *HandlerGroup) Consume(ctx context.Context, topics []string, handler sar
 	case <-g.closing:
 		s.cancel(sarama.ErrClosedConsumerGroup)
 	}
+	if cause := context.Cause(s.ctx); errors.Is(cause, ErrFencedInstanceID) {
+		return errors.Join(cause, s.release(true, forwarded))
+	}
 	return s.release(true, forwarded)
 }
 

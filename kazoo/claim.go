@@ -16,7 +16,8 @@ import (
 //   - An existing owner node is ours only if it holds our id AND its
 //     Stat.EphemeralOwner is our current session. Our id under another
 //     session is a stale node of an older session of ours: it is removed
-//     with its exact version, fenced by the epoch.
+//     with its exact version, fenced by the epoch. Not for a static
+//     instance, whose id another live instance may hold: it waits.
 //   - Release = Multi(Check(epoch, E), Delete(owner, version)) and
 //     CommitOffsetFenced = Multi(Check(epoch, E), SetData(offset, version)):
 //     after anyone else's claim they fail and change nothing.
@@ -162,6 +163,13 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 			return nil, false, nil
 		}
 		return nil, false, znodeErr("claim", owner, err)
+
+	case mine && stat.EphemeralOwner != 0 && cgi.static:
+		// A static id under another session may be another live instance
+		// with our id (we are about to be fenced), or a crashed predecessor
+		// whose session expires soon: never take its node, wait for it.
+		return nil, false, fmt.Errorf("%w: %s is owned by our static id %q under session %#x, not ours (%#x)",
+			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner, sid)
 
 	case mine && stat.EphemeralOwner != 0:
 		// Our id under another session: a stale node of an older session

@@ -12,6 +12,7 @@ import (
 //	/consumers/<group>/owners/<topic>/<p>    EPHEMERAL, the owning instance id
 //	/consumers/<group>/offsets/<topic>/<p>   PERSISTENT, decimal next offset
 //	/consumers/<group>/epochs/<topic>/<p>    PERSISTENT, its version is the claim epoch
+//	/consumers/<group>/static/<instance>     PERSISTENT, a static member's reservation (StaticMember)
 //
 // Get one from Kazoo.Consumergroup; it reads nothing until a method is
 // called. Every method checks Name with ValidateGroupName first.

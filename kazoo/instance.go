@@ -20,6 +20,11 @@ import (
 type ConsumergroupInstance struct {
 	cg *Consumergroup
 	ID string
+
+	// static is set on handles from Consumergroup.StaticInstance: their
+	// registration also keeps the reservation node (static_member.go).
+	static      bool
+	graceWindow time.Duration
 }
 
 func (cgi *ConsumergroupInstance) check() error {
@@ -103,11 +108,35 @@ func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []by
 	err := cgi.kz().create(node, subscriptionJSON, true)
 	if errors.Is(err, ErrNodeExists) {
 		detail := ""
-		if ok, stat, e := cgi.kz().conn.Exists(node); e == nil && ok {
+		ok, stat, e := cgi.kz().conn.Exists(node)
+		if e == nil && ok {
 			detail = fmt.Sprintf(" by session %#x (this client's is %#x)", stat.EphemeralOwner, cgi.kz().SessionID())
 		}
 		cgi.kz().logf("%s is registered already%s", node, detail)
-		return ErrInstanceAlreadyRegistered
+		if !cgi.static {
+			return ErrInstanceAlreadyRegistered
+		}
+		if e != nil {
+			return znodeErr("exists", node, e)
+		}
+		if ok && stat.EphemeralOwner != cgi.kz().SessionID() {
+			return fmt.Errorf("%w: %s is registered by session %#x, this client's is %#x",
+				ErrFencedInstanceID, node, stat.EphemeralOwner, cgi.kz().SessionID())
+		}
+		if !ok {
+			// Gone since the create: whoever held it left; the caller tries again.
+			return znodeErr("create", node, fmt.Errorf("%w: the registration vanished meanwhile", ErrClaimContended))
+		}
+		// Ours already (an earlier attempt whose reply was lost): keep the
+		// reservation below, then report it as kazoo-go would.
+		err = ErrInstanceAlreadyRegistered
+	} else if err != nil {
+		return err
+	}
+	if cgi.static {
+		if rerr := cgi.keepReservation(subscriptionJSON); rerr != nil {
+			return rerr
+		}
 	}
 	return err
 }

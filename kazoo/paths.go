@@ -55,3 +55,8 @@ func (kz *Kazoo) epochsPath(g string) string { return kz.path("/consumers/" + g 
 func (kz *Kazoo) epochTopicPath(g, t string) string {
 	return kz.path("/consumers/" + g + "/epochs/" + t)
 }
+
+func (kz *Kazoo) staticMembersPath(g string) string { return kz.path("/consumers/" + g + "/static") }
+func (kz *Kazoo) staticMemberPath(g, id string) string {
+	return kz.path("/consumers/" + g + "/static/" + id)
+}

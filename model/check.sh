@@ -7,7 +7,8 @@
 #    FAIL, and fail the property it is listed with (its trail is printed).
 # Exits non-zero if the correct model violates anything, or a variant does
 # not fail its property. Runs two checks at a time (about 3 minutes on
-# two cores); JOBS=1 runs one at a time.
+# two cores); JOBS=1 runs one at a time, ONLY=static the checks whose name
+# matches.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 command -v spin >/dev/null || { echo "check.sh: spin is not installed (apt-get install spin)" >&2; exit 2; }
@@ -15,10 +16,13 @@ command -v gcc >/dev/null || { echo "check.sh: gcc is not installed" >&2; exit 2
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 JOBS="${JOBS:-2}"
+ONLY="${ONLY:-}" # a regular expression: only the checks whose name matches
 
 # name | kind (safety|live) | expect (pass, or the property that must fail:
-# 1..5 or live) | spin -D flags | what it checks. Longest first.
+# 1..8 or live) | spin -D flags | what it checks | model (default
+# protocol.pml). Longest first.
 checks=(
+	"static-liveness|live|pass||static members: <>[] every partition owned, weak fairness; 2 leaves, each back or gone|static.pml"
 	"safety|safety|pass||N=2: 2 lost replies, 1 cut-off, 2 expiries/restarts, 1 reset, 1 rebalance, buffer of 1"
 	"dual|safety|pass|-DDUAL -DMAXOFF=2|dual storage: ZooKeeper + Kafka; resets refused while members are registered"
 	"safety-n3|safety|pass|-DN=3 -DMAXREB=2 -DMAXLOST=1 -DMAXSESS=4 -DMAXOFF=2|N=3: 2 rebalances (0->1->2), 1 lost reply, offsets 0..2"
@@ -46,6 +50,12 @@ checks=(
 	"dual-reset-not-refused|safety|2|-DDUAL -DDUAL_RESET -DMAXOFF=2|a reset of both stores while members run: a late Kafka commit lands over it"
 	"find-6-dual-reset-window|safety|2|-DDUAL -DMAXCUT=2 -DMAXLOST=0 -DMAXREB=0 -DMAXOFF=2|refused only while members are registered: a Kafka commit in flight outlives both sessions"
 	"note-kafka-only|safety|2|-DDUAL -DKAFKA_ONLY -DMAXLOST=0 -DMAXREB=2 -DMAXCUT=0|Kafka storage alone: two late commits land out of order, the next owner starts lower"
+	"static-safety|safety|pass||static members: 3 members, 2 leaves (Close or crash, each back or gone), a window of 2 reads|static.pml"
+	"static-safety-win3|safety|pass|-DWIN=3|static members: a window of 3 reads|static.pml"
+	"static-no-reservation|safety|7|-DNO_RESERVATION|views of registered members only (upstream's): a partition moves during a restart|static.pml"
+	"static-version-timing|safety|8|-DVERSION_TIMING|an absence named by the version: a reservation created anew (version 0 again) is ended at once|static.pml"
+	"note-static-delete-aba|safety|8|-DSPLIT_DELETE|the delete a round trip after its read: another deletion, the member back and gone again in between, and the new reservation goes|static.pml"
+	"static-live-no-delete|live|live|-DNO_DELETE|nobody deletes a reservation whose window ended: a gone member's partition stays unowned|static.pml"
 )
 
 # trail prints a trail as one line per step: step, process, source line.
@@ -73,15 +83,15 @@ trail() {
 		}'
 }
 
-run() { # name kind expect flags desc
-	local name=$1 kind=$2 expect=$3 flags=$4 desc=$5 d="$work/$1"
-	mkdir -p "$d" && cp "$here/protocol.pml" "$d/" && cd "$d" || return 1
+run() { # name kind expect flags desc model
+	local name=$1 kind=$2 expect=$3 flags=$4 desc=$5 model=${6:-protocol.pml} d="$work/$1"
+	mkdir -p "$d" && cp "$here/$model" "$d/" && cd "$d" || return 1
 	local t0=$SECONDS cc=(-O2 -DNOBOUNDCHECK -DMEMLIM=${MEMLIM:-8000}) args=(-m400000 -c1 -w26)
 	[[ $kind == live ]] && flags="-DLIVE $flags" && args+=(-a -f)
 	[[ $kind == safety ]] && cc+=(-DSAFETY)
 	[[ $kind == safety && $expect != pass ]] && cc+=(-DBFS) # shortest trail
 	# shellcheck disable=SC2086
-	spin -a $flags protocol.pml >spin.log 2>&1 && gcc "${cc[@]}" -o pan pan.c 2>gcc.log &&
+	spin -a $flags "$model" >spin.log 2>&1 && gcc "${cc[@]}" -o pan pan.c 2>gcc.log &&
 		./pan "${args[@]}" >pan.log 2>&1
 	local errors states trans elapsed depth failed="" ok=0
 	errors=$(awk '/errors:/ {print $NF; exit}' pan.log)
@@ -92,16 +102,16 @@ run() { # name kind expect flags desc
 	if grep -q "max search depth too small\|Search not completed" pan.log && [[ ${errors:-x} == 0 ]]; then
 		errors=incomplete
 	fi
-	if [[ ${errors:-x} != 0 && -f protocol.pml.trail ]]; then
+	if [[ ${errors:-x} != 0 && -f $model.trail ]]; then
 		# shellcheck disable=SC2086
-		spin -t -p $flags protocol.pml >replay.log 2>&1
+		spin -t -p $flags "$model" >replay.log 2>&1
 		depth=$(grep -o "(at depth [0-9]*)" pan.log | head -1 | tr -dc 0-9)
 		if grep -q "acceptance cycle" pan.log; then
 			failed=live
 		else # the property tag on the failed assertion's line
 			local ln
-			ln=$(grep -o "protocol.pml:[0-9]*, Error: assertion violated" replay.log | head -1 | cut -d: -f2 | cut -d, -f1)
-			failed=$(sed -n "${ln:-0}p" protocol.pml | grep -o '/\*([0-9])\*/' | tr -dc 0-9)
+			ln=$(grep -o "$model:[0-9]*, Error: assertion violated" replay.log | head -1 | cut -d: -f2 | cut -d, -f1)
+			failed=$(sed -n "${ln:-0}p" "$model" | grep -o '/\*([0-9])\*/' | tr -dc 0-9)
 			failed=${failed:-bound}
 		fi
 	fi
@@ -114,13 +124,13 @@ run() { # name kind expect flags desc
 			"$([[ $ok == 1 ]] && echo OK || echo FAIL)" "$name" "$kind" "$expect" "${failed:-${errors:-?}}" \
 			"${states:-?}" "${trans:-?}" "${depth:-?}" "${elapsed:-?}" "$((SECONDS - t0))"
 		echo "   $desc; flags: ${flags:-(none)}"
-		if [[ ${errors:-x} != 0 && -f protocol.pml.trail ]]; then
+		if [[ ${errors:-x} != 0 && -f $model.trail ]]; then
 			if [[ $expect == pass ]]; then
 				echo "   full trail:"
 				sed 's/^/      /' replay.log
 			else
 				echo "   trail (one line per step):"
-				trail protocol.pml "$([[ $kind == live ]] && echo 1 || echo 0)" <replay.log |
+				trail "$model" "$([[ $kind == live ]] && echo 1 || echo 0)" <replay.log |
 					awk '/START OF CYCLE/ { c = 1 } { if (c) n++; if (!c || n <= 12) print }'
 			fi
 		elif [[ $ok != 1 ]]; then
@@ -133,15 +143,17 @@ run() { # name kind expect flags desc
 T0=$SECONDS
 echo "protocol model: spin $(spin -V | awk '{print $3}'), $JOBS checks at a time"
 for c in "${checks[@]}"; do
-	IFS='|' read -r name kind expect flags desc <<<"$c"
+	IFS='|' read -r name kind expect flags desc model <<<"$c"
+	[[ -n $ONLY && ! $name =~ $ONLY ]] && continue
 	while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
-	run "$name" "$kind" "$expect" "$flags" "$desc" &
+	run "$name" "$kind" "$expect" "$flags" "$desc" "$model" &
 done
 wait
 
 status=0
 for c in "${checks[@]}"; do
 	name=${c%%|*}
+	[[ -n $ONLY && ! $name =~ $ONLY ]] && continue
 	cat "$work/$name/report" 2>/dev/null || echo "FAIL $name: no report"
 	[[ -f $work/$name/ok ]] || status=1
 done
@@ -153,5 +165,9 @@ echo "  storage); (3) an instance deletes only its own owner node; (4) an in-dou
 echo "  as ours only if it was ours (or a reset came between the refused commit and the read), and a"
 echo "  conflict is reported only when someone else wrote; (5) one deliverer: only the latest claim"
 echo "  hands messages to an application; live: <>[] the assigned instance owns the partition."
+echo "static.pml: (6) one owner; (7) while every reservation stands, a partition is claimed by its"
+echo "  original owner only (a restart moves nothing, a member back takes only its own share); (8) a"
+echo "  reservation is deleted only by an instance that timed a full window of that absence (its last"
+echo "  write); live: <>[] every partition owned (a gone member's share moves after its window)."
 echo "protocol model: $([[ $status == 0 ]] && echo "all checks as expected" || echo FAILED) after $((SECONDS - T0))s"
 exit $status

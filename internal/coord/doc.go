@@ -19,6 +19,13 @@
 //   - A worker that ended on its own is started again while the partition
 //     is still assigned here: at once when its claim ended, after a
 //     cool-down after any other failure.
+//   - An absent static member whose reservation exists is a member until
+//     its grace window ends: its share is left unclaimed. The first
+//     instance whose window ends deletes the reservation, fenced by its
+//     version (docs/static-members.md).
+//   - An instance whose static id another session registered while its
+//     own registration was gone is fenced: it stops every partition and
+//     claims nothing more.
 //
 // The loop drives workers through Workers and Worker, reads ZooKeeper
 // through ZooKeeper, and reports through funcs it is given; it knows

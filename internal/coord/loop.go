@@ -1,7 +1,6 @@
 package coord
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -66,8 +65,11 @@ type Metrics interface {
 // Deps is what the loop works with.
 type Deps struct {
 	ZooKeeper ZooKeeper
-	Topics    topics.Source // partitions and leaders of the subscribed topics
-	Workers   Workers
+	// Reservations are the static members' reservations; nil: none are
+	// read, and absent static members keep no share.
+	Reservations Reservations
+	Topics       topics.Source // partitions and leaders of the subscribed topics
+	Workers      Workers
 	// Expired receives a token when the session expired and was replaced
 	// (the session fence's signal).
 	Expired <-chan struct{}
@@ -81,6 +83,10 @@ type Deps struct {
 	// Report sends err to the group's error channel, for topic and
 	// partition ("" and -1 for the group as a whole). It must not block.
 	Report func(topic string, partition int32, err error)
+	// Fenced, when not nil, is told (once) that the instance is fenced:
+	// another session registered its static id (kazoo.ErrFencedInstanceID)
+	// and the loop stopped every partition. It must not block.
+	Fenced func(err error)
 	// RegistrationPath is the znode of an instance's registration, named
 	// in errors.
 	RegistrationPath func(id string) string
@@ -142,9 +148,11 @@ func (ps *partitions) stopAll(abandon bool) {
 func (l *Loop) Run() {
 	ws := newLoopWatches()
 	ps := newPartitions()
-	missing := make(map[string]bool) // topics reported missing
-	badRegs := make(map[string]bool) // instances whose registration was reported unreadable
-	cooled := make(chan struct{}, 1) // a cool-down ended
+	missing := make(map[string]bool)   // topics reported missing
+	badRegs := make(map[string]bool)   // instances whose registration was reported unreadable
+	absent := make(map[string]absence) // static members seen absent, since when
+	fenced := false                    // our static id is registered by another session
+	cooled := make(chan struct{}, 1)   // a cool-down ended
 	resync := time.NewTicker(resyncInterval)
 	defer resync.Stop()
 	defer func() { ps.stopAll(false) }()
@@ -156,12 +164,16 @@ func (l *Loop) Run() {
 		err error
 	}
 	for {
+		if fenced { // another instance consumes under our id: idle until Close
+			<-l.d.Stop
+			return
+		}
 		// Reads from ZooKeeper can hang for a long time when it is out of
 		// reach; Close must not wait for them. A read abandoned here ends
 		// when Close closes the session.
 		res := make(chan viewResult, 1)
 		go func(ws loopWatches) {
-			v, err := l.readView(ws, missing, badRegs)
+			v, err := l.readView(ws, missing, badRegs, absent)
 			res <- viewResult{v, err}
 		}(ws)
 		var v view
@@ -172,13 +184,14 @@ func (l *Loop) Run() {
 		case <-l.d.Stop:
 			return
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			failures++
 			l.d.Log.Warn("reading the group's state failed; retrying", "err", err, "failures", failures)
 			if failures == 1 || failures%10 == 0 {
 				l.d.Report("", -1, err)
 			}
-		} else if !v.has(l.cfg.InstanceID) {
+		case !v.has(l.cfg.InstanceID):
 			// Our registration is gone. After a session expiry the fence's
 			// signal (handled below) drops every partition without
 			// committing and registers again; until it has, nothing here
@@ -187,20 +200,21 @@ func (l *Loop) Run() {
 			// again now.
 			failures = 0
 			if l.d.ZooKeeper.Connected() && len(l.d.Expired) == 0 {
-				if err := l.register(); err != nil {
-					l.d.Report("", -1, fmt.Errorf("register again: %w", err))
-				}
+				fenced = l.registerAgain(ps, "register again")
 			}
-		} else {
+		default:
 			failures = 0
 			l.reconcile(v, ps)
 		}
 
-		var retry <-chan time.Time
+		var retry, graceEnds <-chan time.Time
 		if err != nil {
 			retry = time.After(readRetry.NextBackOff())
 		} else {
 			readRetry.Reset()
+		}
+		if !v.reservedTo.IsZero() && !fenced {
+			graceEnds = time.After(time.Until(v.reservedTo))
 		}
 		select {
 		case <-l.d.Stop:
@@ -210,15 +224,14 @@ func (l *Loop) Run() {
 		case <-cooled:
 		case <-l.d.SweepWake:
 		case <-retry:
+		case <-graceEnds: // a static member's grace window ended
 		case <-resync.C:
 		case <-l.d.Expired:
 			// Every claim died with the session: stop all partitions without
 			// committing or releasing, then register again.
 			ps.stopAll(true)
 			clear(ps.leftover) // the session's nodes are gone with it
-			if err := l.register(); err != nil {
-				l.d.Report("", -1, fmt.Errorf("register again after session expiry: %w", err))
-			}
+			fenced = l.registerAgain(ps, "register again after session expiry")
 			ws = newLoopWatches() // the old watches died with the session
 		case w := <-ps.exited:
 			// A partition that ended on its own is started again if still

@@ -14,7 +14,7 @@ import (
 // for partitions no worker of ours wants.
 func (l *Loop) reconcile(v view, ps *partitions) {
 	want := make(map[TopicPartition]bool)
-	assigned, err := assign.Topics(l.cfg.Strategy, v.members, v.partitions)
+	assigned, err := assign.Topics(l.cfg.Strategy, v.assignees(), v.partitions)
 	if err != nil { // unreachable: the strategy was validated
 		l.d.Report("", -1, err)
 		return
@@ -66,7 +66,7 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 	if len(lost)+len(gained) > 0 {
 		l.d.Metrics.Rebalanced()
 		l.timeRebalance(gained, ps.workers)
-		l.d.Log.Info("rebalanced", "instances", len(v.members), "owned", len(ps.workers),
+		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
 }

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -73,8 +74,27 @@ func newRegisterBackOff() *backoff.ExponentialBackOff {
 	)
 }
 
-// register registers the instance again (after an expiry, or a deleted
-// registration).
-func (l *Loop) register() error {
-	return Register(l.d.ZooKeeper.Register, l.cfg.RegisterTimeout, l.d.Stop, l.d.Log)
+// registerAgain registers the instance again (after an expiry, or a
+// deleted registration), reporting a failure as what. It reports whether
+// the instance is fenced: its static id is registered by another session
+// (kazoo.ErrFencedInstanceID), which took our place while we were away.
+// A fenced instance stops every partition (committing and releasing what
+// its session still holds) and claims nothing again: two instances must
+// not consume under one id. docs/static-members.md.
+func (l *Loop) registerAgain(ps *partitions, what string) (fenced bool) {
+	err := Register(l.d.ZooKeeper.Register, l.cfg.RegisterTimeout, l.d.Stop, l.d.Log)
+	if err == nil {
+		return false
+	}
+	l.d.Report("", -1, fmt.Errorf("%s: %w", what, err))
+	if !errors.Is(err, kazoo.ErrFencedInstanceID) {
+		return false
+	}
+	l.d.Log.Error("fenced: another instance registered our static id; consuming nothing until Close", "err", err)
+	ps.stopAll(false)
+	l.d.Metrics.Owned(0)
+	if l.d.Fenced != nil {
+		l.d.Fenced(err)
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
@@ -14,10 +15,18 @@ import (
 // view is what the assignment is computed from.
 type view struct {
 	members    []assign.Member               // registered instances and their subscriptions
+	reserved   []assign.Member               // static members absent but within their grace window
+	reservedTo time.Time                     // the earliest end of a grace window; zero: none
 	partitions map[string][]assign.Partition // by topic; missing topics absent
 }
 
-// has reports whether the instance id is a member.
+// assignees are the members the partitions are divided between: the
+// registered ones and the reserved ones, whose share nobody claims.
+func (v view) assignees() []assign.Member {
+	return append(slices.Clip(v.members), v.reserved...)
+}
+
+// has reports whether the instance id is a registered member.
 func (v view) has(id string) bool {
 	return slices.ContainsFunc(v.members, func(m assign.Member) bool { return m.ID == id })
 }
@@ -26,8 +35,9 @@ func (v view) has(id string) bool {
 // that are not armed yet, and the partitions from the group's topic source.
 // The registrations are read again on every call (one read per instance),
 // so a join, a leave or a changed subscription all lead to an assignment
-// computed from fresh ones.
-func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool) (view, error) {
+// computed from fresh ones. absent times the absences of static members
+// (readReservations).
+func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent map[string]absence) (view, error) {
 	var v view
 	zk := l.d.ZooKeeper
 	instances, err := zkwatch.Read(ws.set, "ids", zk.Instances, zk.WatchInstances)
@@ -35,6 +45,13 @@ func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool) (view,
 		return v, fmt.Errorf("list instances: %w", err)
 	}
 	if v.members, err = l.readMembers(ws, instances, badRegs); err != nil {
+		return v, err
+	}
+	live := make(map[string]bool, len(v.members)) // a registration gone since the listing is absent
+	for _, m := range v.members {
+		live[m.ID] = true
+	}
+	if v.reserved, v.reservedTo, err = l.readReservations(ws, live, absent, time.Now()); err != nil {
 		return v, err
 	}
 

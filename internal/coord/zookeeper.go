@@ -92,3 +92,24 @@ func (z kazooZooKeeper) Connected() bool {
 	s, _ := z.kz.Session()
 	return s.Status == kazoo.SessionConnected
 }
+
+// KazooReservations is Reservations read and deleted through kazoo.
+func KazooReservations(group *kazoo.Consumergroup) Reservations {
+	return kazooReservations{group}
+}
+
+type kazooReservations struct{ group *kazoo.Consumergroup }
+
+func (r kazooReservations) Reserved() ([]string, error) { return r.group.StaticMembers() }
+
+func (r kazooReservations) WatchReserved() ([]string, <-chan kazoo.Event, error) {
+	return r.group.WatchStaticMembers()
+}
+
+func (r kazooReservations) Reservation(id string) (*kazoo.StaticMember, error) {
+	return r.group.StaticMember(id)
+}
+
+func (r kazooReservations) DeleteReservation(id string, version int32) error {
+	return r.group.DeleteStaticMember(id, version)
+}

@@ -1,0 +1,214 @@
+package kazoo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ErrFencedInstanceID is wrapped by the error of a static instance's
+// registration when its id is registered by another ZooKeeper session: a
+// second live instance with the same id (Kafka's FENCED_INSTANCE_ID), or
+// the session of one that crashed, until it expires.
+var ErrFencedInstanceID = errors.New("kazoo: the static instance id is registered by another session")
+
+// ErrNoReservation is returned, wrapped, when a static member's
+// reservation node does not exist (any more).
+var ErrNoReservation = errors.New("kazoo: no reservation for this static member")
+
+// StaticMember is the reservation of a static member, kept in the
+// persistent node /consumers/<group>/static/<id> while the member is
+// registered and for its grace window after it left. docs/static-members.md
+// has the layout and the protocol.
+type StaticMember struct {
+	// ID is the member's instance id (its Consumer.Group.InstanceId).
+	ID string
+	// Registration is the member's registration, as its ids node held it,
+	// so that its share can be computed while it is away.
+	Registration *Registration
+	// GraceWindow is how long after it left its share stays reserved.
+	GraceWindow time.Duration
+	// Version is the node's version: a deletion is fenced by it, so a
+	// member that came back (and wrote the node again) keeps its
+	// reservation.
+	Version int32
+	// Mzxid is the zxid of the node's last write. Unlike Version, which
+	// starts at 0 again when the node is deleted and created anew, it
+	// names one write: one absence of the member.
+	Mzxid int64
+}
+
+// staticMemberNode is the JSON of a reservation node.
+type staticMemberNode struct {
+	Version       int             `json:"version"`
+	GraceWindowMs int64           `json:"grace_window_ms"`
+	Registration  json.RawMessage `json:"registration"`
+}
+
+// StaticInstance returns the handle of a static member: its id is id
+// itself, and its registration (RegisterWithSubscription and the
+// Register* methods built on it) also writes its reservation node with
+// graceWindow, or deletes the node when graceWindow is 0. A registration
+// node held by another session is refused with an error wrapping
+// ErrFencedInstanceID rather than ErrInstanceAlreadyRegistered.
+func (cg *Consumergroup) StaticInstance(id string, graceWindow time.Duration) *ConsumergroupInstance {
+	return &ConsumergroupInstance{cg: cg, ID: id, static: true, graceWindow: graceWindow}
+}
+
+// keepReservation writes the reservation node of a registered static
+// instance (any version: a write moves the version, so a deletion fenced
+// by the old one fails), or deletes it when the grace window is 0.
+func (cgi *ConsumergroupInstance) keepReservation(registration []byte) error {
+	kz := cgi.kz()
+	node := kz.staticMemberPath(cgi.cg.Name, cgi.ID)
+	if cgi.graceWindow <= 0 {
+		err := kz.conn.Delete(node, -1)
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return znodeErr("delete", node, err)
+	}
+	data, err := json.Marshal(staticMemberNode{
+		Version:       1,
+		GraceWindowMs: cgi.graceWindow.Milliseconds(),
+		Registration:  registration,
+	})
+	if err != nil {
+		return err
+	}
+	return kz.createOrUpdate(node, data, false)
+}
+
+// RegisteredBy returns the ZooKeeper session that holds the instance's
+// registration node, and false when it is not registered.
+func (cgi *ConsumergroupInstance) RegisteredBy() (int64, bool, error) {
+	if err := cgi.check(); err != nil {
+		return 0, false, err
+	}
+	node := cgi.regPath()
+	ok, stat, err := cgi.kz().conn.Exists(node)
+	if err != nil || !ok {
+		return 0, false, znodeErr("exists", node, err)
+	}
+	return stat.EphemeralOwner, true, nil
+}
+
+// WatchRegistrationGone returns a channel that receives one Event when the
+// instance's registration node is deleted or changes (or the watch is
+// lost), and whether the node exists now.
+func (cgi *ConsumergroupInstance) WatchRegistrationGone() (bool, <-chan Event, error) {
+	if err := cgi.check(); err != nil {
+		return false, nil, err
+	}
+	node := cgi.regPath()
+	ok, _, w, err := cgi.kz().conn.ExistsW(node)
+	if err != nil {
+		return false, nil, znodeErr("exists", node, err)
+	}
+	return ok, w, nil
+}
+
+// StaticMembers returns the ids of the group's reservation nodes, sorted
+// (present and absent members alike).
+func (cg *Consumergroup) StaticMembers() ([]string, error) {
+	if err := cg.check(); err != nil {
+		return nil, err
+	}
+	ids, err := cg.kz.children(cg.kz.staticMembersPath(cg.Name))
+	if errors.Is(err, ErrNoNode) {
+		return nil, nil
+	}
+	slices.Sort(ids)
+	return ids, err
+}
+
+// WatchStaticMembers is StaticMembers plus a watch on the list: the
+// channel receives one Event when a reservation is created or deleted.
+// While /consumers/<group>/static does not exist (a group without static
+// members), it returns no ids and a watch on the node's creation, so
+// groups without static members gain no node.
+func (cg *Consumergroup) WatchStaticMembers() ([]string, <-chan Event, error) {
+	if err := cg.check(); err != nil {
+		return nil, nil, err
+	}
+	node := cg.kz.staticMembersPath(cg.Name)
+	for range 3 {
+		ids, _, w, err := cg.kz.conn.ChildrenW(node)
+		if err == nil {
+			slices.Sort(ids)
+			return ids, w, nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) {
+			return nil, nil, znodeErr("children", node, err)
+		}
+		ok, _, w, err := cg.kz.conn.ExistsW(node)
+		if err != nil {
+			return nil, nil, znodeErr("exists", node, err)
+		}
+		if !ok {
+			return nil, w, nil
+		}
+		// Created meanwhile: list it (its existence watch fires anyway).
+	}
+	return nil, nil, znodeErr("children", node, fmt.Errorf("%w: created and deleted repeatedly", ErrClaimContended))
+}
+
+// StaticMember reads the reservation of the static member id: an error
+// wrapping ErrNoReservation when it is gone, ErrMalformed when it cannot
+// be parsed.
+func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
+	if err := cg.check(); err != nil {
+		return nil, err
+	}
+	if err := ValidateInstanceID(id); err != nil {
+		return nil, err
+	}
+	node := cg.kz.staticMemberPath(cg.Name, id)
+	data, stat, err := cg.kz.conn.Get(node)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, znodeErr("get", node, ErrNoReservation)
+	} else if err != nil {
+		return nil, znodeErr("get", node, err)
+	}
+	var n staticMemberNode
+	if err := json.Unmarshal(data, &n); err != nil {
+		return nil, malformed(node, "reservation cannot be read: %v", err)
+	}
+	if n.GraceWindowMs < 0 {
+		return nil, malformed(node, "negative grace window %d ms", n.GraceWindowMs)
+	}
+	reg, err := parseRegistration(node, n.Registration)
+	if err != nil {
+		return nil, err
+	}
+	return &StaticMember{ID: id, Registration: reg, GraceWindow: time.Duration(n.GraceWindowMs) * time.Millisecond, Version: stat.Version, Mzxid: stat.Mzxid}, nil
+}
+
+// DeleteStaticMember deletes the reservation of the static member id if
+// its node is still at version: a member that came back meanwhile wrote it
+// again and keeps it. It returns an error wrapping ErrNoReservation when
+// the node is gone or at another version. It refuses while the member is
+// registered.
+func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
+	if err := cg.check(); err != nil {
+		return err
+	}
+	if err := ValidateInstanceID(id); err != nil {
+		return err
+	}
+	if ok, err := cg.kz.exists(cg.kz.instancePath(cg.Name, id)); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("kazoo: delete the reservation of %s: it is registered", id)
+	}
+	node := cg.kz.staticMemberPath(cg.Name, id)
+	err := cg.kz.conn.Delete(node, version)
+	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
+		return znodeErr("delete", node, fmt.Errorf("%w (at version %d): %w", ErrNoReservation, version, err))
+	}
+	return znodeErr("delete", node, err)
+}

@@ -1,0 +1,96 @@
+package kazoo
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// A static instance's registration writes its reservation (with its
+// registration and grace window), which outlives the registration; a
+// second session is refused with ErrFencedInstanceID; a deletion is fenced
+// by the version and refused while the member is registered; a grace
+// window of 0 deletes the reservation.
+func TestIntegrationStaticMemberReservation(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+
+	s := cg.StaticInstance("s0", 5*time.Second)
+	cgNoErr(t, s.Register([]string{"t"}))
+	cgWantBare(t, s.Register([]string{"t"}), ErrInstanceAlreadyRegistered) // ours already
+	m := cgMust(cg.StaticMember("s0")).get(t)
+	if m.GraceWindow != 5*time.Second || m.Registration.Subscription["t"] != 1 {
+		t.Fatalf("reservation = %+v, want a 5s window and the subscription to t", m)
+	}
+	if ids := cgMust(cg.StaticMembers()).get(t); !slices.Equal(ids, []string{"s0"}) {
+		t.Fatalf("StaticMembers = %v", ids)
+	}
+
+	cgWantErr(t, other.Consumergroup("g").StaticInstance("s0", 5*time.Second).Register([]string{"t"}), ErrFencedInstanceID)
+	if m2 := cgMust(cg.StaticMember("s0")).get(t); m2.Version != m.Version {
+		t.Fatalf("a refused instance wrote the reservation: version %d -> %d", m.Version, m2.Version)
+	}
+	if err := cg.DeleteStaticMember("s0", m.Version); err == nil {
+		t.Fatal("deleted the reservation of a registered member")
+	}
+
+	cgNoErr(t, s.Deregister())
+	cgWantErr(t, cg.DeleteStaticMember("s0", m.Version+1), ErrNoReservation)
+	cgNoErr(t, s.Register([]string{"t"})) // back: written again
+	m3 := cgMust(cg.StaticMember("s0")).get(t)
+	cgNoErr(t, s.Deregister())
+	cgWantErr(t, cg.DeleteStaticMember("s0", m.Version), ErrNoReservation) // the version before it came back
+	cgNoErr(t, cg.DeleteStaticMember("s0", m3.Version))
+	_, err := cg.StaticMember("s0")
+	cgWantErr(t, err, ErrNoReservation)
+
+	cgNoErr(t, s.Register([]string{"t"}))
+	cgNoErr(t, s.Deregister())
+	cgNoErr(t, cg.StaticInstance("s0", 0).Register([]string{"t"})) // no window: no reservation
+	if ids := cgMust(cg.StaticMembers()).get(t); len(ids) != 0 {
+		t.Fatalf("StaticMembers with a grace window of 0 = %v, want none", ids)
+	}
+}
+
+// Watching the reservations of a group without static members creates
+// nothing; the first reservation fires the watch.
+func TestIntegrationWatchStaticMembersCreatesNothing(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	cg := kz.Consumergroup("plain")
+	cgNoErr(t, cg.Create())
+	ids, w, err := cg.WatchStaticMembers()
+	if err != nil || len(ids) != 0 || w == nil {
+		t.Fatalf("WatchStaticMembers = %v, %v, %v; want none and a watch", ids, w, err)
+	}
+	if ok := cgMust(kz.exists(kz.staticMembersPath("plain"))).get(t); ok {
+		t.Fatal("watching created /consumers/plain/static")
+	}
+	cgNoErr(t, cg.StaticInstance("s0", time.Second).Register([]string{"t"}))
+	cgWatchEvent(t, w, EventNodeCreated)
+	if ids := cgMust(cg.StaticMembers()).get(t); !slices.Equal(ids, []string{"s0"}) {
+		t.Fatalf("StaticMembers = %v", ids)
+	}
+}
+
+// A static instance never takes an owner node of its id under another
+// session (another live instance with its id): it is claimed by other.
+// A plain instance takes such a node as a stale one of its own.
+func TestIntegrationStaticClaimLeavesOtherSessionsNode(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cgNoErr(t, kz.Consumergroup("g").Create())
+	theirs, err := other.Consumergroup("g").StaticInstance("s0", time.Second).Claim("t", 0)
+	cgNoErr(t, err)
+	_, err = kz.Consumergroup("g").StaticInstance("s0", time.Second).Claim("t", 0)
+	cgWantErr(t, err, ErrPartitionClaimedByOther)
+	e.assertOwner("g", "t", 0, "s0", other)
+	if ep := e.epoch("g", "t", 0); ep != theirs.Epoch {
+		t.Fatalf("epoch %d after the refused claim, want %d", ep, theirs.Epoch)
+	}
+}
