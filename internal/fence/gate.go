@@ -3,6 +3,7 @@ package fence
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -15,6 +16,15 @@ type Gate struct {
 	mu        sync.Mutex // serialises set and the listeners
 	cur       atomic.Pointer[gateState]
 	listeners map[*gateListener]struct{}
+
+	// base and until: the gate pauses by itself once time.Since(base)
+	// reaches until (0: never), the moment the fence's deadline timer is
+	// armed for. After the process was stopped (SIGSTOP, a descheduled VM)
+	// past it, a worker may run before the timer's goroutine does; without
+	// this check it would hand out what it holds meanwhile. See
+	// docs/fence.md, "The gate".
+	base  time.Time
+	until atomic.Int64
 }
 
 // gateListener is told when the gate pauses.
@@ -27,7 +37,7 @@ type gateState struct {
 
 // NewGate returns an open gate.
 func NewGate() *Gate {
-	g := &Gate{}
+	g := &Gate{base: time.Now()}
 	open := make(chan struct{})
 	close(open)
 	g.cur.Store(&gateState{resumeC: open})
@@ -54,6 +64,20 @@ func (g *Gate) Listen(paused func()) (stop func()) {
 		delete(g.listeners, l)
 		g.mu.Unlock()
 	}
+}
+
+// PauseAt makes the gate pause by itself at t, whoever runs first then:
+// the fence arms its deadline timer for the same moment, and calls it
+// again each time the moment moves. The monotonic clock decides, which
+// runs on while the process is stopped.
+func (g *Gate) PauseAt(t time.Time) {
+	g.until.Store(max(int64(t.Sub(g.base)), 1))
+}
+
+// overdue reports whether the moment set by PauseAt has passed.
+func (g *Gate) overdue() bool {
+	u := g.until.Load()
+	return u != 0 && int64(time.Since(g.base)) >= u
 }
 
 // Set pauses or opens the gate and reports whether that changed it. Each
@@ -90,6 +114,10 @@ func (g *Gate) SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMess
 			return false, true
 		}
 		s := g.cur.Load()
+		if !s.paused && g.overdue() {
+			g.Set(true) // the fence's timer is late: pause now; the fence opens it again
+			continue
+		}
 		if s.paused {
 			select {
 			case <-s.resumeC:

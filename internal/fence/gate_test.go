@@ -228,3 +228,36 @@ func TestDeliveryGateFlappingDeliversOnce(t *testing.T) {
 		}
 	})
 }
+
+// A process stopped past the fence's deadline may run a worker before the
+// fence's timer goroutine: the gate must not hand out what the worker
+// holds meanwhile. It pauses by itself at the moment PauseAt set, tells its
+// listeners, and holds the message until the fence opens it again.
+func TestGatePausesItselfPastItsDeadline(t *testing.T) {
+	g := NewGate()
+	told := make(chan struct{}, 1)
+	defer g.Listen(func() { told <- struct{}{} })()
+	g.PauseAt(time.Now().Add(-time.Millisecond)) // the timer has not fired yet
+	out := make(chan *sarama.ConsumerMessage, 1) // a reader would take it at once
+	interrupt := make(chan struct{})
+	sent := make(chan bool, 1)
+	go func() {
+		delivered, _ := g.SendIf(interrupt, out, &sarama.ConsumerMessage{Offset: 7}, nil)
+		sent <- delivered
+	}()
+	select {
+	case <-told:
+	case m := <-out:
+		t.Fatalf("offset %d handed out past the deadline", m.Offset)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the gate did not pause by itself past its deadline")
+	}
+	if !g.Paused() {
+		t.Fatal("the gate is not paused")
+	}
+	g.PauseAt(time.Now().Add(time.Hour)) // the leader vouched again
+	g.Set(false)
+	if !<-sent {
+		t.Fatal("the message was not delivered once the gate opened")
+	}
+}

@@ -164,13 +164,18 @@ func (f *Fence) Run() {
 	defer deadline.Stop()
 	// enforce pauses delivery once lastOK + budget has passed, and otherwise
 	// opens it and arms the deadline timer for that moment.
+	paused := false // as the fence last told: the gate may pause itself first (PauseAt)
 	enforce := func() {
-		left := time.Until(lastOK.Add(lim.budget))
+		until := lastOK.Add(lim.budget)
+		left := time.Until(until)
 		fenced := left <= 0
 		if !fenced {
 			deadline.Reset(left)
 		}
-		if f.gate.Set(fenced) {
+		f.gate.PauseAt(until) // before opening: the gate never opens with a deadline passed
+		f.gate.Set(fenced)
+		if fenced != paused {
+			paused = fenced
 			if fenced {
 				if f.onPause != nil {
 					f.onPause()
