@@ -229,9 +229,15 @@ func checkPolls(h *History, ix *historyIndex, r *Report) {
 	}
 }
 
+// resetBetween reports whether a reset of p was under way at some time
+// from from to to.
 func resetBetween(resets []Reset, p int32, from, to time.Time) bool {
 	for _, rs := range resets {
-		if (rs.Partition == p || rs.Partition < 0) && !rs.At.Before(from) && !rs.At.After(to) {
+		end := rs.End
+		if end.Before(rs.At) {
+			end = rs.At
+		}
+		if (rs.Partition == p || rs.Partition < 0) && !end.Before(from) && !rs.At.After(to) {
 			return true
 		}
 	}

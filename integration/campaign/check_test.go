@@ -155,10 +155,12 @@ func TestCheckFindsEachClass(t *testing.T) {
 }
 
 // A reset between two states excuses a lower offset, a rewound handoff and
-// a reader going back.
+// a reader going back; so does a reset that started before the state
+// before the lower one and ended after it (the command planned, commits
+// went on, then it wrote).
 func TestCheckResetExcuses(t *testing.T) {
 	h := clean()
-	h.Resets = append(h.Resets, Reset{Partition: 0, At: ms(1250)})
+	h.Resets = append(h.Resets, Reset{Partition: 0, At: ms(1100), End: ms(1265)})
 	h.Commits = append(h.Commits, Commit{Partition: 0, Value: -1, Version: 0, At: ms(1260)}, Commit{Partition: 0, Value: 2, Version: 0, Zxid: 24, At: ms(1270)})
 	h.Epochs = append(h.Epochs, Epoch{Partition: 0, Epoch: 3, Zxid: 23, At: ms(1260)}, Epoch{Partition: 0, Epoch: 4, Zxid: 25, At: ms(1280)})
 	deliver(h, "B", 4, 1300, 2, 3, 4, 5, 6, 7, 8, 9)

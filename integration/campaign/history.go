@@ -81,10 +81,13 @@ type Ownership struct {
 	To        time.Time `json:"to"`
 }
 
-// Reset is an offset reset of Partition (-1: every partition) at At.
+// Reset is an offset reset of Partition (-1: every partition), made
+// between At and End (zero: an instant at At): a command that plans and
+// then writes takes a while, and the write lands anywhere in between.
 type Reset struct {
 	Partition int32     `json:"p"`
 	At        time.Time `json:"at"`
+	End       time.Time `json:"end"`
 }
 
 // Fault is one injected fault, from Start to End (End == Start: an

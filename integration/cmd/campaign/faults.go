@@ -100,9 +100,13 @@ func (in *injector) apply(st campaign.Step) error {
 }
 
 // reset moves partition's committed offset 20 back, through the offsets
-// command, noting the reset just before it writes.
+// command, and notes the reset from the command's start to its end.
 func (in *injector) reset(partition int32) error {
-	in.rec.note(campaign.Record{Reset: &campaign.Reset{Partition: partition, At: time.Now()}})
+	rs := campaign.Reset{Partition: partition, At: time.Now()}
+	defer func() {
+		rs.End = time.Now()
+		in.rec.note(campaign.Record{Reset: &rs})
+	}()
 	cmd := exec.Command(in.offsets, "reset", "-zookeeper", in.o.zk[0], "-group", in.group, "-topic", in.topic,
 		"-partitions", strconv.Itoa(int(partition)), "-execute", "-force", "shift", "-20")
 	if out, err := cmd.CombinedOutput(); err != nil {
