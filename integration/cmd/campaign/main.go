@@ -6,6 +6,7 @@
 //
 //	campaign -runs 10 -duration 20s        ten runs of seeds drawn at random
 //	campaign -seed 1234 -duration 20s      replay the schedule of seed 1234
+//	campaign -check campaign-out/seed-1234 check a saved history again
 //
 // The stack's settings come from the environment, as integration/stack.sh
 // env prints them (ZK_ADDR, KAFKA_ADDRS, and ZK_NODES, ZK_PORT, KAFKA_PORT,
@@ -38,6 +39,7 @@ type options struct {
 	drain       time.Duration
 	kinds       []campaign.Kind
 	out         string
+	recheck     string
 	stackScript string
 	zk          []string
 	brokers     []string
@@ -51,6 +53,9 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "campaign:", err)
 		os.Exit(2)
+	}
+	if o.recheck != "" {
+		os.Exit(recheck(o))
 	}
 	os.Exit(runCampaign(o))
 }
@@ -70,6 +75,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.drain, "drain", 45*time.Second, "how long a run waits after its faults for every acknowledged message")
 	kinds := fs.String("faults", "", "comma-separated fault kinds to draw from (default: all but offset-reset)")
 	fs.StringVar(&o.out, "out", "campaign-out", "directory for histories and failing-seeds.txt")
+	fs.StringVar(&o.recheck, "check", "", "check the history.json of a run's directory again instead of running (no stack needed)")
 	fs.StringVar(&o.stackScript, "stack", "integration/stack.sh", "the stack script the faults call")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -89,6 +95,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.orphan == 0 {
 		o.orphan = 2*o.session + 3*time.Second
+	}
+	if o.recheck != "" {
+		return o, nil
 	}
 	o.zk = splitList(os.Getenv("ZK_ADDR"))
 	o.brokers = splitList(os.Getenv("KAFKA_ADDRS"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -115,11 +116,45 @@ func execute(o *options, res *runResult) error {
 	if err := readDeliveries(res.dir, h); err != nil {
 		return err
 	}
-	res.report = campaign.Check(h, campaign.Bounds{
-		Orphan: o.orphan,
-		Rewind: campaign.RewindBound(float64(o.rate)/float64(partitions), commitInterval, o.session, 10),
-	})
+	res.report = campaign.Check(h, o.bounds())
 	return writeReport(res, h)
+}
+
+// bounds are the limits every run's history is held to.
+func (o *options) bounds() campaign.Bounds {
+	return campaign.Bounds{
+		Orphan: o.orphan,
+		Rewind: campaign.RewindBound(float64(o.rate)/float64(o.partitions), commitInterval, o.session, 10),
+	}
+}
+
+// recheck checks the history.json of o.recheck again, with the bounds of
+// the flags given (the run's own by default), and prints its anomalies.
+func recheck(o *options) int {
+	data, err := os.ReadFile(filepath.Join(o.recheck, "history.json"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "campaign:", err)
+		return 2
+	}
+	h := &campaign.History{}
+	if err := json.Unmarshal(data, h); err != nil {
+		fmt.Fprintln(os.Stderr, "campaign:", err)
+		return 2
+	}
+	r := campaign.Check(h, o.bounds())
+	for _, c := range campaign.Classes {
+		fmt.Printf("%-22s %d\n", c, r.Count(c))
+		if !c.Tolerated() {
+			for _, a := range r.Anomalies[c] {
+				fmt.Printf("  %s %s\n", a.At.Format("15:04:05.000"), a)
+			}
+		}
+	}
+	fmt.Printf("duplicates by fault: %v\nlongest orphan: %s (partition %d)\n", r.DuplicatesBy, r.LongestOrphan.Round(time.Millisecond), r.OrphanPartition)
+	if r.Failed() {
+		return 1
+	}
+	return 0
 }
 
 func createTopic(brokers []string, topic string, partitions int32) error {
