@@ -317,7 +317,8 @@ func commitsByPartition(h *History) map[int32][]Commit {
 }
 
 // checkOrphans measures every time a partition had no owner node, from its
-// first claim to the end of the history.
+// first claim to the end of the history (what happens after End, the
+// members closing, say, is not judged).
 func checkOrphans(h *History, r *Report, b Bounds) {
 	byPartition := make(map[int32][]Ownership)
 	for _, o := range h.Owners {
@@ -327,6 +328,9 @@ func checkOrphans(h *History, r *Report, b Bounds) {
 		slices.SortStableFunc(os, func(a, b Ownership) int { return a.From.Compare(b.From) })
 		var covered time.Time // owned until then
 		for i, o := range os {
+			if o.From.After(h.End) {
+				break
+			}
 			if i > 0 && o.From.After(covered) {
 				orphan(r, b, p, covered, o.From)
 			}

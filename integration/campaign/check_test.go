@@ -121,10 +121,15 @@ func TestCheckFindsEachClass(t *testing.T) {
 		}},
 		{"orphan: B claims 3s after A released", []Class{Orphan}, func(h *History) {
 			h.Owners[1].From = ms(3590)
+			h.End = ms(4000)
 		}},
 		{"orphan at the end: B released, nobody took over", []Class{Orphan}, func(h *History) {
 			h.Owners[1].To = ms(1300)
 			h.End = ms(4000)
+		}},
+		{"no orphan after the end: B released after it", nil, func(h *History) {
+			h.Owners[1].To = ms(2100)
+			h.Owners = append(h.Owners, Ownership{Partition: 0, Owner: "C", From: ms(6000)})
 		}},
 		{"handoff skip: B starts at 6, the commit said 5", []Class{HandoffSkip, LostWrite}, func(h *History) {
 			dropDelivery(h, "B", 5)

@@ -108,9 +108,8 @@ func execute(o *options, res *runResult) error {
 	res.failedTx = failed
 	log("producer stopped: %d acknowledged, %d failed", len(acked), failed)
 	waitDrained(res.dir, acked, o.drain, log)
+	h.End = time.Now() // what follows, the members closing, is not judged
 	fl.close(o.session + 10*time.Second)
-	time.Sleep(500 * time.Millisecond) // the releases reach the recorder
-	h.End = time.Now()
 	rec.close()
 	h.Acked = acked
 	if err := readDeliveries(res.dir, h); err != nil {
