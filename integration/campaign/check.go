@@ -251,8 +251,14 @@ func checkSplitBrain(ix *historyIndex, r *Report) {
 		for i, a := range cs {
 			for _, b := range cs[i+1:] {
 				if a.lastIdx > b.firstIdx && (a.epoch < b.epoch || a.reader != b.reader) {
-					r.add(SplitBrain, p, a.last.Offset, a.last.At, "%s (epoch %d) delivered %d at %s, after %s (epoch %d) delivered %d at %s",
-						a.reader, a.epoch, a.last.Offset, a.last.At.Format(timeFormat), b.reader, b.epoch, b.first.Offset, b.first.At.Format(timeFormat))
+					late := 0
+					for _, d := range ix.deliveries[b.firstIdx+1 : a.lastIdx+1] {
+						if d.Partition == p && d.Reader == a.reader && d.Epoch == a.epoch {
+							late++
+						}
+					}
+					r.add(SplitBrain, p, a.last.Offset, a.last.At, "%s (epoch %d) delivered %d messages up to %d at %s, after %s (epoch %d) delivered %d at %s",
+						a.reader, a.epoch, late, a.last.Offset, a.last.At.Format(timeFormat), b.reader, b.epoch, b.first.Offset, b.first.At.Format(timeFormat))
 				}
 			}
 		}
