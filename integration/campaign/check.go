@@ -257,7 +257,7 @@ func checkSplitBrain(ix *historyIndex, r *Report) {
 							late++
 						}
 					}
-					r.add(SplitBrain, p, a.last.Offset, a.last.At, "%s (epoch %d) delivered %d messages up to %d at %s, after %s (epoch %d) delivered %d at %s",
+					r.add(SplitBrain, p, a.last.Offset, a.last.At, "%s (epoch %d) delivered %d more, the last %d at %s, after %s (epoch %d) delivered %d at %s",
 						a.reader, a.epoch, late, a.last.Offset, a.last.At.Format(timeFormat), b.reader, b.epoch, b.first.Offset, b.first.At.Format(timeFormat))
 				}
 			}
