@@ -2,14 +2,15 @@
 # campaign-tests.sh: a short fault campaign (integration/cmd/campaign) on a
 # stack of its own: three ZooKeeper servers and three brokers, on ports
 # apart from the shared stack's, so it can run beside it. It runs
-# TestIntegrationCampaignShort (three seeds of 10 s, every fault kind) and
+# TestIntegrationCampaignShort (three seeds of 15 s, between them every
+# fault kind but sigstop) and
 # always stops the stack.
 #
 #   integration/campaign-tests.sh [extra go test flags]
 #
 # Settings: CAMPAIGN_ZK_PORT (2881), CAMPAIGN_KAFKA_PORT (9792),
 # CAMPAIGN_STACK_DIR (integration/.stack-campaign-tests), CAMPAIGN_SEEDS
-# (1,2,3); STACK_CACHE as for stack.sh. Without -race, for the reason
+# (12,25,29); STACK_CACHE as for stack.sh. Without -race, for the reason
 # ensemble-tests.sh gives (go-zookeeper's reconnect race).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

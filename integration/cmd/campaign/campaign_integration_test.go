@@ -9,9 +9,12 @@ import (
 )
 
 // TestIntegrationCampaignShort builds the command and runs a few short
-// seeds (CAMPAIGN_SEEDS, default 1,2,3) with every fault kind against the
+// seeds (CAMPAIGN_SEEDS) of 15 s with every fault kind against the
 // ensemble-and-three-brokers stack the environment describes; each must
-// check clean. It needs ZKGROUP_CAMPAIGN=1 and that stack:
+// check clean. The default seeds, 12, 25 and 29, draw between them every
+// kind but sigstop (a pause longer than the session can let a message
+// through twice, docs/campaign.md): leave, follower cut, offset reset,
+// client cut, kill -9, leader kill, join, broker restart. It needs ZKGROUP_CAMPAIGN=1 and that stack:
 // integration/campaign-tests.sh starts one and runs it.
 func TestIntegrationCampaignShort(t *testing.T) {
 	if os.Getenv("ZKGROUP_CAMPAIGN") == "" || os.Getenv("ZK_ADDR") == "" {
@@ -31,12 +34,12 @@ func TestIntegrationCampaignShort(t *testing.T) {
 	}
 	seeds := os.Getenv("CAMPAIGN_SEEDS")
 	if seeds == "" {
-		seeds = "1,2,3"
+		seeds = "12,25,29"
 	}
 	for _, seed := range strings.Split(seeds, ",") {
 		t.Run("seed "+seed, func(t *testing.T) {
 			out := filepath.Join(dir, "out")
-			cmd := exec.Command(bin, "-seed", seed, "-duration", "10s", "-stack", script, "-out", out,
+			cmd := exec.Command(bin, "-seed", seed, "-duration", "15s", "-stack", script, "-out", out,
 				"-faults", "kill-9,sigstop,client-zk-cut,zk-follower-cut,zk-leader-kill,broker-restart,join,leave,offset-reset")
 			report, err := cmd.CombinedOutput()
 			t.Logf("%s", report)
