@@ -3,8 +3,7 @@
 # stack of its own: three ZooKeeper servers and three brokers, on ports
 # apart from the shared stack's, so it can run beside it. It runs
 # TestIntegrationCampaignShort (three seeds of 15 s, between them every
-# fault kind but sigstop) and
-# always stops the stack.
+# fault kind but sigstop) and always stops the stack.
 #
 #   integration/campaign-tests.sh [extra go test flags]
 #

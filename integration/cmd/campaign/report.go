@@ -66,7 +66,11 @@ func printTable(w io.Writer, results []runResult) {
 	fmt.Fprintf(w, "faults applied: %s\n", counts(applied, campaign.Kinds))
 	fmt.Fprintf(w, "duplicates by fault: %s\n", counts(dups, append(slices.Clone(campaign.Kinds), "none")))
 	fmt.Fprintf(w, "messages: %d acknowledged, %d delivered, %d sends failed\n", acked, delivered, sendFailures)
-	fmt.Fprintf(w, "longest orphan: %s (seed %d, partition %d)\n", longest.Round(time.Millisecond), longestSeed, longestPartition)
+	if longest > 0 {
+		fmt.Fprintf(w, "longest orphan: %s (seed %d, partition %d)\n", longest.Round(time.Millisecond), longestSeed, longestPartition)
+	} else {
+		fmt.Fprintln(w, "longest orphan: none")
+	}
 }
 
 func counts(m map[campaign.Kind]int, order []campaign.Kind) string {
