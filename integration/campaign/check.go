@@ -175,12 +175,17 @@ func checkReads(h *History, ix *historyIndex, r *Report) {
 }
 
 // checkDuplicates counts every delivery of an offset after its first, and
-// blames the last fault that started before it and had not ended
-// Bounds.Orphan before the first delivery.
+// blames a reset of its partition between the two if there was one, else
+// the last fault that started before it and had not ended Bounds.Orphan
+// before the first delivery.
 func checkDuplicates(h *History, ix *historyIndex, r *Report, b Bounds) {
 	for k, ds := range ix.reads {
 		for _, d := range ds[1:] {
 			r.add(Duplicate, k.p, k.o, d.At, "read by %s, first by %s", d.Reader, ds[0].Reader)
+			if resetBetween(h.Resets, k.p, ds[0].At, d.At) {
+				r.DuplicatesBy[ResetOffsets]++
+				continue
+			}
 			r.DuplicatesBy[blame(h.Faults, ds[0].At.Add(-b.Orphan), d.At)]++
 		}
 	}

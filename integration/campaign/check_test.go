@@ -185,6 +185,15 @@ func TestBlameAttributesDuplicatesToTheLastFaultBefore(t *testing.T) {
 	if r.DuplicatesBy[KillMember] != 1 || len(r.DuplicatesBy) != 1 {
 		t.Errorf("duplicates by fault %v, want one, by %s", r.DuplicatesBy, KillMember)
 	}
+
+	// A reset of the partition between the two deliveries explains the
+	// duplicate, whatever started after it.
+	h.Resets = append(h.Resets, Reset{Partition: 0, At: ms(350), End: ms(450)})
+	h.Faults = append(h.Faults, Fault{Kind: Join, Victim: "C", Start: ms(460), End: ms(460)})
+	r = Check(h, testBounds)
+	if r.DuplicatesBy[ResetOffsets] != 1 || len(r.DuplicatesBy) != 1 {
+		t.Errorf("duplicates by fault %v, want one, by %s", r.DuplicatesBy, ResetOffsets)
+	}
 }
 
 func TestRewindBound(t *testing.T) {

@@ -90,8 +90,8 @@ type Reset struct {
 	End       time.Time `json:"end"`
 }
 
-// Fault is one injected fault, from Start to End (End == Start: an
-// instant, like a kill).
+// Fault is one injected fault, from Start to End: for a fault without a
+// hold (a join, a leave, a reset), End is when the action completed.
 type Fault struct {
 	Kind   Kind      `json:"kind"`
 	Victim string    `json:"victim"`

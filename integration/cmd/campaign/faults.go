@@ -86,7 +86,7 @@ func (in *injector) apply(st campaign.Step) error {
 			return err
 		}
 	}
-	f := campaign.Fault{Kind: st.Kind, Victim: victim, Start: start, End: start}
+	f := campaign.Fault{Kind: st.Kind, Victim: victim, Start: start, End: time.Now()}
 	if heal != nil {
 		time.Sleep(time.Until(start.Add(st.For)))
 		if err := heal(); err != nil {
