@@ -16,18 +16,7 @@ export ZK_PORT="${BROKERS_ZK_PORT:-2381}"
 export KAFKA_PORT="${BROKERS_KAFKA_PORT:-9292}"
 export STACK_DIR="${BROKERS_STACK_DIR:-$PWD/integration/.stack-brokers}"
 
-status=0
-stop() {
-	integration/stack.sh down || status=1
-	if ((status != 0)); then
-		STACK_LOG_LINES=80 integration/stack.sh logs
-	fi
-	exit $status
-}
-trap stop EXIT
-
-integration/stack.sh up || { status=1; exit; }
-eval "$(integration/stack.sh env)"
+source integration/own-stack.sh
 # STACK_DIR, ZK_PORT and KAFKA_PORT let tests call stack.sh stop-broker N /
 # start-broker N on this stack.
 export ZK_ADDR KAFKA_ADDRS STACK_DIR ZK_PORT KAFKA_PORT ZK_NODES KAFKA_BROKERS

@@ -20,17 +20,6 @@ export KAFKA_PORT="${CAMPAIGN_KAFKA_PORT:-9792}"
 export STACK_DIR="${CAMPAIGN_STACK_DIR:-$PWD/integration/.stack-campaign-tests}"
 export STACK_TOPICS="zkgroup.test.single:1"
 
-status=0
-stop() {
-	integration/stack.sh down || status=1
-	if ((status != 0)); then
-		STACK_LOG_LINES=80 integration/stack.sh logs
-	fi
-	exit $status
-}
-trap stop EXIT
-
-integration/stack.sh up || { status=1; exit; }
-eval "$(integration/stack.sh env)"
+source integration/own-stack.sh
 export ZK_ADDR KAFKA_ADDRS ZKGROUP_CAMPAIGN=1
 go test -count=1 -timeout 20m -v -run TestIntegrationCampaignShort "$@" ./integration/cmd/campaign/ || status=1

@@ -25,18 +25,7 @@ export ZK_PORT="${ENSEMBLE_ZK_PORT:-2281}"
 export KAFKA_PORT="${ENSEMBLE_KAFKA_PORT:-9192}"
 export STACK_DIR="${ENSEMBLE_STACK_DIR:-$PWD/integration/.stack-ensemble}"
 
-status=0
-stop() {
-	integration/stack.sh down || status=1
-	if ((status != 0)); then
-		STACK_LOG_LINES=80 integration/stack.sh logs
-	fi
-	exit $status
-}
-trap stop EXIT
-
-integration/stack.sh up || { status=1; exit; }
-eval "$(integration/stack.sh env)"
+source integration/own-stack.sh
 export ZK_ADDR KAFKA_ADDRS
 race=()
 [[ "${ENSEMBLE_RACE:-0}" == 1 ]] && race=(-race)

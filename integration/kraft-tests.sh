@@ -22,17 +22,6 @@ export KAFKA_PORT="${KRAFT_KAFKA_PORT:-9892}"
 export KAFKA_CONTROLLER_PORT=$((KAFKA_PORT + 100))
 export STACK_DIR="${KRAFT_STACK_DIR:-$PWD/integration/.stack-kraft}"
 
-status=0
-stop() {
-	integration/stack.sh down || status=1
-	if ((status != 0)); then
-		STACK_LOG_LINES=80 integration/stack.sh logs
-	fi
-	exit $status
-}
-trap stop EXIT
-
-integration/stack.sh up || { status=1; exit; }
-eval "$(integration/stack.sh env)"
+source integration/own-stack.sh
 export ZK_ADDR KAFKA_ADDRS KAFKA_MODE
 go test -race -count=1 -timeout 15m -run 'TestIntegrationKRaft|TestIntegrationMetadata' "$@" ./integration/ || status=1

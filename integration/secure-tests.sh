@@ -20,18 +20,7 @@ export KAFKA_PORT="${SECURE_KAFKA_PORT:-9392}"
 export STACK_DIR="${SECURE_STACK_DIR:-$PWD/integration/.stack-secure}"
 bench="${SECURE_BENCH_MESSAGES:-100000}"
 
-status=0
-stop() {
-	integration/stack.sh down || status=1
-	if ((status != 0)); then
-		STACK_LOG_LINES=80 integration/stack.sh logs
-	fi
-	exit $status
-}
-trap stop EXIT
-
-integration/stack.sh up || { status=1; exit; }
-eval "$(integration/stack.sh env)"
+source integration/own-stack.sh
 export ZK_ADDR KAFKA_ADDRS ZK_TLS_ADDR KAFKA_SSL_ADDRS SECURE_DIR SCRAM_USER
 go test -race -count=1 -timeout 10m -run 'TestIntegrationSecure' "$@" ./integration/ || status=1
 if ((bench > 0)); then
