@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"fmt"
 	"sync"
 	"time"
 )
@@ -22,18 +21,29 @@ type delivery struct {
 type ledger struct {
 	mu   sync.Mutex
 	all  []delivery
-	seen map[string]int // "topic/partition/offset" -> times delivered
+	seen map[messageID]int // times delivered
 }
 
 // newLedger returns an empty ledger.
-func newLedger() *ledger { return &ledger{seen: make(map[string]int)} }
+func newLedger() *ledger { return &ledger{seen: make(map[messageID]int)} }
+
+// messageID names one message. A struct, not a formatted string: missing
+// looks every produced message up under the ledger's lock, and formatting
+// tens of thousands of keys there held the lock long enough, under -race
+// on a loaded machine, to stall the handlers recording deliveries until
+// their partitions' drains timed out.
+type messageID struct {
+	topic     string
+	partition int32
+	offset    int64
+}
 
 // add records d; safe for concurrent use by every consumer of a test.
 func (l *ledger) add(d delivery) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all = append(l.all, d)
-	l.seen[fmt.Sprintf("%s/%d/%d", d.topic, d.partition, d.offset)]++
+	l.seen[messageID{d.topic, d.partition, d.offset}]++
 }
 
 // distinct returns how many different messages were delivered.
@@ -61,7 +71,7 @@ func (l *ledger) missing(topic string, counts map[int32]int64) int {
 	n := 0
 	for p, c := range counts {
 		for o := int64(0); o < c; o++ {
-			if l.seen[fmt.Sprintf("%s/%d/%d", topic, p, o)] == 0 {
+			if l.seen[messageID{topic, p, o}] == 0 {
 				n++
 			}
 		}
