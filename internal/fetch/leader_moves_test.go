@@ -256,11 +256,7 @@ func TestFetcherRoundChecksLeaderBeforeSending(t *testing.T) {
 
 	first := make(chan fetchResult, 1)
 	go func() { first <- f.fetchUpTo(context.Background(), "t", 0, 0, 10) }()
-	waitFor(t, "first round in flight", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.inFlight[1] && len(f.pending[1]) == 0
-	})
+	waitRoundInFlight(t, f, "first round in flight")
 	second := make(chan fetchResult, 1)
 	go func() { second <- f.fetchUpTo(context.Background(), "t", 1, 0, 10) }()
 	waitFor(t, "second want queued", func() bool {
@@ -313,11 +309,7 @@ func TestFetcherFollowsLeaderErrorToKnownNewLeader(t *testing.T) {
 
 			done := make(chan fetchResult, 1)
 			go func() { done <- f.fetchUpTo(context.Background(), "t", 0, 0, 10) }()
-			waitFor(t, "round in flight", func() bool {
-				f.mu.Lock()
-				defer f.mu.Unlock()
-				return f.inFlight[1] && len(f.pending[1]) == 0
-			})
+			waitRoundInFlight(t, f, "round in flight")
 			client.set(brokerFor(b2))
 			r := <-done
 			if r.err != nil || len(r.msgs) != 1 || string(r.msgs[0].Value) != "new" {
@@ -398,4 +390,15 @@ func heldMetadata(broker *sarama.MockBroker) int {
 		}
 	}
 	return n
+}
+
+// waitRoundInFlight waits until f's round to broker 1 is in flight with
+// nothing queued behind it.
+func waitRoundInFlight(t *testing.T, f *roundFetcher, what string) {
+	t.Helper()
+	waitFor(t, what, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.inFlight[1] && len(f.pending[1]) == 0
+	})
 }

@@ -30,11 +30,7 @@ func TestRoundOfMovedWantsReleasesItsConnection(t *testing.T) {
 
 	first := make(chan fetchResult, 1)
 	go func() { first <- idle.fetchUpTo(context.Background(), "t", 0, 0, 10) }()
-	waitFor(t, "first round in flight", func() bool {
-		idle.mu.Lock()
-		defer idle.mu.Unlock()
-		return idle.inFlight[1] && len(idle.pending[1]) == 0
-	})
+	waitRoundInFlight(t, idle, "first round in flight")
 	second := make(chan fetchResult, 1)
 	go func() { second <- idle.fetchUpTo(context.Background(), "t", 1, 0, 10) }()
 	waitFor(t, "second want queued", func() bool {
