@@ -85,6 +85,11 @@ func scanRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 		}
 		if batch.FirstOffset >= w.offset && kept+len(batch.Records) < limit {
 			kept += len(batch.Records) // every record of it is kept
+			if n := len(batch.Records); n > 0 {
+				// a header under-stating its end never sends the next
+				// fetch back below a record kept
+				next = max(next, batch.FirstOffset+batch.Records[n-1].OffsetDelta+1)
+			}
 			continue
 		}
 		for _, rec := range batch.Records {
@@ -92,6 +97,7 @@ func scanRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 			if o < w.offset {
 				continue
 			}
+			next = max(next, o+1)
 			if kept++; kept == limit {
 				return found(o + 1)
 			}

@@ -62,3 +62,22 @@ func TestUnparsedRecordsTakenInPiecesAreTheParsedMessages(t *testing.T) {
 		}
 	}
 }
+
+// A batch whose header under-states its last offset delta (sarama's mock
+// broker writes 0 for a batch built record by record) must not move the
+// next fetch below a record already kept: the next fetch would hand the
+// batch's later records out a second time, going backwards. The next
+// offset is after the last record kept, or the header's end if later.
+func TestScanNextIsAfterTheLastRecordKept(t *testing.T) {
+	batch := &sarama.RecordBatch{FirstOffset: 5, LastOffsetDelta: 0}
+	for i := range 3 {
+		batch.Records = append(batch.Records, &sarama.Record{OffsetDelta: int64(i), Value: []byte("v")})
+	}
+	block := &sarama.FetchResponseBlock{HighWaterMarkOffset: 8, RecordsSet: []*sarama.Records{{RecordBatch: batch}}}
+	for _, from := range []int64{5, 6} { // the whole batch kept; records before the offset skipped
+		r := scanRecords(block, &fetchWant{topic: "t", offset: from, limit: math.MaxInt})
+		if r.err != nil || r.next != 8 || r.messages() != int(8-from) {
+			t.Errorf("from %d: next %d, %d messages, err %v; want next 8, %d messages", from, r.next, r.messages(), r.err, 8-from)
+		}
+	}
+}
