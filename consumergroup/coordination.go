@@ -104,20 +104,20 @@ func (m groupCoordMetrics) Rebalanced()                   { m.cg.met().rebalance
 func (m groupCoordMetrics) RebalanceTook(d time.Duration) { m.cg.met().rebalanceTime.Update(ms(d)) }
 
 // joinRegister registers the instance when it joins. A static instance
-// whose id is registered by another session waits, up to the session
+// whose id is registered by another session waits, up to twice the session
 // timeout, for that registration to go: it is likely this instance's own
-// predecessor that crashed, whose session expires by then. A registration
-// still held after that belongs to a live instance: the error wraps
-// ErrFencedInstanceID. docs/static-members.md.
+// predecessor that crashed, whose session expires by then. One timeout is
+// not enough: the server expires a session up to a tick (at most half the
+// least timeout it grants) after its timeout, counted from its last
+// request, not from our first attempt. A registration still held after
+// that belongs to a live instance: the error wraps ErrFencedInstanceID.
+// docs/static-members.md.
 func (cg *ConsumerGroup) joinRegister() error {
 	err := cg.reregister()
 	if !errors.Is(err, ErrFencedInstanceID) {
 		return err
 	}
-	wait := cg.config.Zookeeper.Timeout
-	if granted := cg.kazoo.SessionTimeout(); granted > wait {
-		wait = granted
-	}
+	wait := 2 * max(cg.config.Zookeeper.Timeout, cg.kazoo.SessionTimeout())
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	cg.log.Warn("our static id is registered by another session; waiting for it to expire", "within", wait)

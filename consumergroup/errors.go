@@ -55,8 +55,9 @@ var (
 // ErrFencedInstanceID is wrapped by the error JoinConsumerGroup (and
 // Consume) returns when Consumer.Group.InstanceId is registered by another
 // live instance of the group (Kafka's FENCED_INSTANCE_ID): the join waits
-// up to the ZooKeeper session timeout for that registration to go (the
-// session of an instance that crashed expires by then) before it refuses.
+// up to twice the ZooKeeper session timeout for that registration to go
+// (the session of an instance that crashed expires by then) before it
+// refuses.
 // A running static instance whose id is taken while its own registration
 // was gone (its session expired) reports it on Errors() and consumes
 // nothing more until Close; Consume returns it. It is kazoo.ErrFencedInstanceID.

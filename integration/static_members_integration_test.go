@@ -211,7 +211,7 @@ func TestIntegrationStaticDuplicateRefused(t *testing.T) {
 }
 
 // A static member restarted while its crashed predecessor's session still
-// holds its id joins once that session ends, within the session timeout.
+// holds its id joins once that session ends.
 func TestIntegrationStaticRestartAfterCrash(t *testing.T) {
 	testenv.Integration(t)
 	topic := newTopic(t, 2)
