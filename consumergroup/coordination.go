@@ -8,6 +8,7 @@ import (
 	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/internal/worker"
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 // The group's side of package coord (the coordination loop) and package
@@ -31,7 +32,7 @@ func (cg *ConsumerGroup) manage(f *fence.Fence) {
 // session fence's signal.
 func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 	return coord.Deps{
-		ZooKeeper:        coord.Kazoo(cg.kazoo, cg.group, cg.register),
+		ZooKeeper:        ownRegistration{coord.Kazoo(cg.kazoo, cg.group, cg.register), cg.instance},
 		Reservations:     coord.KazooReservations(cg.group),
 		Topics:           topics.WithLeaderMoves(cg.topicSrc, cg.fetch.LeadersMoved),
 		Workers:          groupWorkers{cg},
@@ -44,6 +45,31 @@ func (cg *ConsumerGroup) coordDeps(expired <-chan struct{}) coord.Deps {
 		Fenced:           cg.fencedOff,
 		Metrics:          groupCoordMetrics{cg},
 	}
+}
+
+// ownRegistration is the loop's ZooKeeper, where this instance's own
+// registration counts only while this client's session holds it. A static
+// id deleted and registered again by another instance before the loop read
+// the group (the other won the race to register) would otherwise read as
+// ours: the loop would go on under it and never learn it is fenced. Read
+// as gone, it makes the loop register again, which says so.
+type ownRegistration struct {
+	coord.ZooKeeper
+	self *kazoo.ConsumergroupInstance
+}
+
+func (z ownRegistration) Registration(id string) (*kazoo.Registration, error) {
+	if id != z.self.ID {
+		return z.ZooKeeper.Registration(id)
+	}
+	return z.self.OwnRegistration()
+}
+
+func (z ownRegistration) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
+	if id != z.self.ID {
+		return z.ZooKeeper.WatchRegistration(id)
+	}
+	return z.self.WatchOwnRegistration()
 }
 
 // newSessionFence builds the fence over the group's ZooKeeper session,

@@ -212,3 +212,47 @@ func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	}
 	return znodeErr("delete", node, err)
 }
+
+// OwnRegistration is Registration for this client's own registration: a
+// node held by another session (another instance registered a static id
+// while ours was gone) reads as ErrInstanceNotRegistered (bare), so the
+// caller registers again and learns that it is fenced.
+func (cgi *ConsumergroupInstance) OwnRegistration() (*Registration, error) {
+	reg, _, err := cgi.readOwnRegistration(false)
+	return reg, err
+}
+
+// WatchOwnRegistration is WatchRegistration for this client's own
+// registration, as OwnRegistration reads it: a node held by another
+// session gives ErrInstanceNotRegistered together with the watch.
+func (cgi *ConsumergroupInstance) WatchOwnRegistration() (*Registration, <-chan Event, error) {
+	return cgi.readOwnRegistration(true)
+}
+
+func (cgi *ConsumergroupInstance) readOwnRegistration(watch bool) (*Registration, <-chan Event, error) {
+	if err := cgi.check(); err != nil {
+		return nil, nil, err
+	}
+	node := cgi.regPath()
+	var (
+		data []byte
+		stat *zk.Stat
+		w    <-chan zk.Event
+		err  error
+	)
+	if watch {
+		data, stat, w, err = cgi.kz().conn.GetW(node)
+	} else {
+		data, stat, err = cgi.kz().conn.Get(node)
+	}
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil, ErrInstanceNotRegistered
+	} else if err != nil {
+		return nil, nil, znodeErr("get", node, err)
+	}
+	if err := cgi.ownRegistration(node, true, stat); err != nil {
+		return nil, w, err
+	}
+	reg, err := parseRegistration(node, data)
+	return reg, w, err
+}
