@@ -191,8 +191,9 @@ func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
 // DeleteStaticMember deletes the reservation of the static member id if
 // its node is still at version: a member that came back meanwhile wrote it
 // again and keeps it. It returns an error wrapping ErrNoReservation when
-// the node is gone or at another version. It refuses while the member is
-// registered.
+// the node is gone or at another version, and when the member is
+// registered: it is back, and writes its reservation again right after
+// registering, so there is no absence to end.
 func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	if err := cg.check(); err != nil {
 		return err
@@ -203,7 +204,7 @@ func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	if ok, err := cg.kz.exists(cg.kz.instancePath(cg.Name, id)); err != nil {
 		return err
 	} else if ok {
-		return fmt.Errorf("kazoo: delete the reservation of %s: it is registered", id)
+		return fmt.Errorf("kazoo: delete the reservation of %s: it is registered: %w", id, ErrNoReservation)
 	}
 	node := cg.kz.staticMemberPath(cg.Name, id)
 	err := cg.kz.conn.Delete(node, version)

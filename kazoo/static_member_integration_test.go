@@ -1,6 +1,7 @@
 package kazoo
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -35,6 +36,8 @@ func TestIntegrationStaticMemberReservation(t *testing.T) {
 	}
 	if err := cg.DeleteStaticMember("s0", m.Version); err == nil {
 		t.Fatal("deleted the reservation of a registered member")
+	} else if !errors.Is(err, ErrNoReservation) {
+		t.Fatalf("deleting a registered member's reservation: %v, want ErrNoReservation (it is back)", err)
 	}
 
 	cgNoErr(t, s.Deregister())
