@@ -1,8 +1,11 @@
 package consumergroup
 
 import (
+	"context"
 	"errors"
 	"time"
+
+	"github.com/IBM/sarama"
 
 	"github.com/zkgroup/kafka/internal/coord"
 	"github.com/zkgroup/kafka/internal/fence"
@@ -147,6 +150,8 @@ func (cg *ConsumerGroup) joinRegister() error {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	cg.log.Warn("our static id is registered by another session; waiting for it to expire", "within", wait)
+	ctx, closing := cg.joinEnds()
+	ended := ctx.Done()
 	for {
 		exists, gone, werr := cg.instance.WatchRegistrationGone()
 		if werr != nil {
@@ -164,8 +169,23 @@ func (cg *ConsumerGroup) joinRegister() error {
 			return err
 		case <-cg.stopper:
 			return err
+		case <-ended:
+			return errors.Join(context.Cause(ctx), err)
+		case <-closing:
+			return errors.Join(sarama.ErrClosedConsumerGroup, err)
 		}
 	}
+}
+
+// joinEnds are what ends the handler API's session while it joins, so
+// the wait for a held static id ends with them: Consume's ctx, and Close
+// of its HandlerGroup. JoinConsumerGroup has neither: a background ctx
+// and a nil channel.
+func (cg *ConsumerGroup) joinEnds() (context.Context, <-chan struct{}) {
+	if s, ok := cg.sink.(*handlerSession); ok {
+		return s.ctx, s.group.closing
+	}
+	return context.Background(), nil
 }
 
 // fencedOff ends the handler API's session when another instance took
