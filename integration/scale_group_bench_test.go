@@ -114,10 +114,17 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 			}
 		}
 		dup := l.duplicates() - beforeDup
-		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d), reads %d, pings %d, other %d; duplicates %d",
-			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, zkc.reads, zkc.pings, zkc.other, dup)
+		perMoved := math.NaN() // no partition moved: nothing to divide by
+		if moved > 0 {
+			perMoved = float64(zkc.writes) / float64(moved)
+		}
+		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d; %.1f per moved partition), reads %d, pings %d, other %d; duplicates %d",
+			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, perMoved, zkc.reads, zkc.pings, zkc.other, dup)
 		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
 		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
+		if moved > 0 {
+			b.ReportMetric(perMoved, name+"-zk-writes/moved")
+		}
 		b.ReportMetric(float64(zkc.reads), name+"-zk-reads")
 		b.ReportMetric(float64(dup), name+"-duplicates")
 	}
