@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -77,9 +78,16 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 
 	var mu sync.Mutex
 	var members, everyone []*scaleMember // the current ones; all that ever ran
+	// The library's records, for each step's breakdown: the first K's, and
+	// the joiner's.
+	groupLog, joinerLog := newEventLog(), newEventLog()
 	start := func(id int) *scaleMember {
 		cfg := testConfig()
 		cfg.MetricRegistry = metrics.NewRegistry()
+		cfg.Logger = groupLog.logger()
+		if id == k {
+			cfg.Logger = joinerLog.logger()
+		}
 		cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{counter.addr()}, cfg)
 		if err != nil {
 			b.Fatalf("join: %v", err)
@@ -120,6 +128,7 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		}
 		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d; %.1f per moved partition), reads %d, pings %d, other %d; duplicates %d",
 			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, perMoved, zkc.reads, zkc.pings, zkc.other, dup)
+		b.Logf("%s, from the action: %s", name, scaleBreakdown(t0, map[string]*eventLog{"first K": groupLog, "joiner": joinerLog}))
 		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
 		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
 		if moved > 0 {
@@ -166,6 +175,33 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 	wg.Wait()
 }
 
+// scaleBreakdown sums up the records of each log since t0: its members'
+// first and last "rebalanced", and the first and last of their releases
+// and claims.
+func scaleBreakdown(t0 time.Time, logs map[string]*eventLog) string {
+	var parts []string
+	span := func(ts map[int32]time.Time) string {
+		if len(ts) == 0 {
+			return "none"
+		}
+		var lo, hi time.Duration = math.MaxInt64, 0
+		for _, t := range ts {
+			lo, hi = min(lo, t.Sub(t0)), max(hi, t.Sub(t0))
+		}
+		return fmt.Sprintf("%d, %v..%v", len(ts), lo.Round(time.Millisecond), hi.Round(time.Millisecond))
+	}
+	for _, name := range []string{"first K", "joiner"} {
+		l := logs[name]
+		reb := "none"
+		if at, ok := l.first("rebalanced", t0); ok {
+			reb = at.Sub(t0).Round(time.Millisecond).String()
+		}
+		parts = append(parts, fmt.Sprintf("%s: first rebalanced %s (%d in all), released %s, claimed %s",
+			name, reb, l.count("rebalanced", t0), span(l.byPartition("released", t0)), span(l.byPartition("claimed", t0))))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ownerView reads a group's owner nodes of one topic over its own
 // ZooKeeper connection.
 type ownerView struct {
@@ -203,7 +239,9 @@ func (v *ownerView) snapshot() map[int32]string {
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
+	// Many reads in flight: ZooKeeper pipelines them, and a look at 4,096
+	// owner nodes 64 at a time took longer than the rebalances it timed.
+	sem := make(chan struct{}, 512)
 	for _, c := range children {
 		p, err := strconv.Atoi(c)
 		if err != nil {
