@@ -129,6 +129,14 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d; %.1f per moved partition), reads %d, pings %d, other %d; duplicates %d",
 			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, perMoved, zkc.reads, zkc.pings, zkc.other, dup)
 		b.Logf("%s, from the action: %s", name, scaleBreakdown(t0, map[string]*eventLog{"first K": groupLog, "joiner": joinerLog}))
+		if dir := os.Getenv("ZKGROUP_SCALE_DUMP"); dir != "" && name != "start" { // every record since the action, for a closer look
+			for who, l := range map[string]*eventLog{"group": groupLog, "joiner": joinerLog} {
+				file := fmt.Sprintf("%s/%s-%dx%d-%s-%s.log", dir, group, partitions, k, name, who)
+				if err := os.WriteFile(file, []byte(strings.Join(l.dump(t0), "\n")), 0o644); err != nil {
+					b.Logf("dump: %v", err)
+				}
+			}
+		}
 		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
 		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
 		if moved > 0 {
