@@ -77,7 +77,8 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 	obs := newOwnerView(b, group, topic, partitions)
 	l := newLedger()
 
-	backlog := newestOffsets(b, topic)                                                     // read before the trickle adds to it
+	// The topic's messages before the trickle adds to it.
+	backlog := newestOffsets(b, topic)
 	trickle := startProducerThroughFaults(b, topic, 20, 100*time.Millisecond, math.MaxInt) // 200 a second
 	defer trickle.stop()
 
