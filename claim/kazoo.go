@@ -15,30 +15,48 @@ import (
 // is done (see Release); TryClaim and WatchOwner check ctx only before the
 // call, because an attempt abandoned in flight could still create an owner
 // node that nobody knows of.
+//
+// Concurrent calls are batched: TryClaims that arrive while a claim is in
+// flight go together through ConsumergroupInstance.ClaimBatch, and
+// Releases likewise through ReleaseBatch, each partition with the fences
+// of its own Claim or Release (docs/coordination.md#claims-and-releases-in-batches).
 type KazooRegistry struct {
 	group    *kazoo.Consumergroup
 	instance *kazoo.ConsumergroupInstance
+	claims   *coalescer[kazoo.ClaimRequest, kazoo.ClaimResult]
+	releases *coalescer[*kazoo.PartitionClaim, error]
 }
 
 // NewKazooRegistry returns the Registry of instance instanceID of group.
 // Claims are made under the session of the Kazoo that group came from.
 func NewKazooRegistry(group *kazoo.Consumergroup, instanceID string) *KazooRegistry {
-	return &KazooRegistry{group: group, instance: group.Instance(instanceID)}
+	return NewKazooRegistryFor(group, group.Instance(instanceID))
 }
 
 // NewKazooRegistryFor is NewKazooRegistry for an instance handle of
 // group, such as a static member's (Consumergroup.StaticInstance), whose
 // claims never take an owner node of its id under another session.
 func NewKazooRegistryFor(group *kazoo.Consumergroup, instance *kazoo.ConsumergroupInstance) *KazooRegistry {
-	return &KazooRegistry{group: group, instance: instance}
+	return &KazooRegistry{
+		group:    group,
+		instance: instance,
+		claims:   newCoalescer(kazoo.MaxBatch, instance.ClaimBatch),
+		releases: newCoalescer(kazoo.MaxBatch, instance.ReleaseBatch),
+	}
 }
 
-// TryClaim implements Registry with ConsumergroupInstance.Claim.
+// TryClaim implements Registry with ConsumergroupInstance.Claim, batched
+// with concurrent calls (ClaimBatch). A call still queued behind a batch
+// in flight when ctx ends is withdrawn unsent.
 func (r *KazooRegistry) TryClaim(ctx context.Context, topic string, partition int32) (*kazoo.PartitionClaim, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return r.instance.Claim(topic, partition)
+	res, err := r.claims.do(ctx, kazoo.ClaimRequest{Topic: topic, Partition: partition})
+	if err != nil {
+		return nil, err
+	}
+	return res.Claim, res.Err
 }
 
 // WatchOwner implements Registry with Consumergroup.WatchPartitionOwner.
@@ -59,9 +77,9 @@ func (r *KazooRegistry) WatchOwner(ctx context.Context, topic string, partition 
 	return owner.ID, ch, nil
 }
 
-// Release implements Registry with ConsumergroupInstance.Release, and
-// returns ctx's error as soon as ctx is done, even while ZooKeeper is
-// unreachable. The kazoo call then goes on in a goroutine of its own until
+// Release implements Registry with ConsumergroupInstance.Release, batched
+// with concurrent calls (ReleaseBatch), and returns ctx's error as soon as
+// ctx is done, even while ZooKeeper is unreachable. The kazoo call then goes on in a goroutine of its own until
 // its request returns: when the connection comes back (the release may
 // still apply then; its epoch fence keeps it from touching any later claim)
 // or when the Kazoo is closed. So no goroutine outlives the connection.
@@ -69,7 +87,13 @@ func (r *KazooRegistry) Release(ctx context.Context, c *kazoo.PartitionClaim) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return untilDone(ctx, func() error { return r.instance.Release(c) })
+	return untilDone(ctx, func() error {
+		err, werr := r.releases.do(ctx, c)
+		if werr != nil {
+			return werr // withdrawn unsent
+		}
+		return err
+	})
 }
 
 // untilDone runs call in a new goroutine and returns its error, or ctx's

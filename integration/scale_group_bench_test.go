@@ -1,6 +1,9 @@
 package integration
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strconv"
@@ -20,11 +23,14 @@ import (
 // P partitions, all in this process, each with its own ZooKeeper session
 // (its own JoinConsumerGroup) and Kafka client, while a producer writes a
 // steady trickle (200 messages/s) to the topic. Steps: the K start; once
-// stable, one more joins; once stable, one leaves (Close). For each step
+// stable and the topic's backlog is read, one more joins; once stable, one
+// leaves (Close). For each step
 // it reports the time from the action to a stable assignment, the
 // ZooKeeper requests the group sent meanwhile, the offset commits among
-// them, the partitions that changed owner, and duplicates (messages
-// delivered more than once: 0 for clean joins and leaves).
+// them (and the writes per moved partition), the partitions that changed
+// owner, duplicates (messages delivered more than once: 0 for clean joins
+// and leaves), and a breakdown from the library's records (ZKGROUP_SCALE_DUMP
+// names a folder for all of them).
 //
 // Stable: an observer (its own ZooKeeper connection, not counted) sees an
 // owner node for every partition, owned only by current members, each
@@ -34,10 +40,11 @@ import (
 // is one), commits come from the instances' zkgroup-commits counters.
 //
 // Cases are PxK; ZKGROUP_SCALE_CASES overrides the default
-// "256x8,1024x8,1024x32" (4096x32 is possible, slowly, on two cores). Run:
+// "256x8,1024x8,1024x32"; up to 4096x64 run in one process (each instance
+// with its own session and Kafka client). Run:
 //
 //	go test -run=NONE -bench=IntegrationScaleGroup -benchtime=1x -v ./integration/
-//	ZKGROUP_SCALE_CASES=4096x8,4096x32 go test -run=NONE -bench=IntegrationScaleGroup -benchtime=1x -timeout=60m -v ./integration/
+//	ZKGROUP_SCALE_CASES=1024x32,4096x32,4096x64 go test -run=NONE -bench=IntegrationScaleGroup -benchtime=1x -timeout=30m -v ./integration/
 func BenchmarkIntegrationScaleGroup(b *testing.B) {
 	testenv.Integration(b)
 	cases := "256x8,1024x8,1024x32"
@@ -72,14 +79,25 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 	obs := newOwnerView(b, group, topic, partitions)
 	l := newLedger()
 
+	// The topic's messages before the trickle adds to it.
+	backlog := newestOffsets(b, topic)
 	trickle := startProducerThroughFaults(b, topic, 20, 100*time.Millisecond, math.MaxInt) // 200 a second
 	defer trickle.stop()
 
 	var mu sync.Mutex
 	var members, everyone []*scaleMember // the current ones; all that ever ran
+	// The library's records, for each step's breakdown: the first K's, and
+	// the joiner's.
+	groupLog, joinerLog := newEventLog(), newEventLog()
 	start := func(id int) *scaleMember {
 		cfg := testConfig()
 		cfg.MetricRegistry = metrics.NewRegistry()
+		// Info and above: 64 instances' debug records (a few per fetch
+		// round) piled up in the logs faster than the group worked.
+		cfg.Logger = slog.New(infoOnly{groupLog})
+		if id == k {
+			cfg.Logger = slog.New(infoOnly{joinerLog})
+		}
 		cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{counter.addr()}, cfg)
 		if err != nil {
 			b.Fatalf("join: %v", err)
@@ -114,10 +132,26 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 			}
 		}
 		dup := l.duplicates() - beforeDup
-		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d), reads %d, pings %d, other %d; duplicates %d",
-			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, zkc.reads, zkc.pings, zkc.other, dup)
+		perMoved := math.NaN() // no partition moved: nothing to divide by
+		if moved > 0 {
+			perMoved = float64(zkc.writes) / float64(moved)
+		}
+		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d; %.1f per moved partition), reads %d, pings %d, other %d; duplicates %d",
+			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, perMoved, zkc.reads, zkc.pings, zkc.other, dup)
+		b.Logf("%s, from the action: %s", name, scaleBreakdown(t0, map[string]*eventLog{"first K": groupLog, "joiner": joinerLog}))
+		if dir := os.Getenv("ZKGROUP_SCALE_DUMP"); dir != "" && name != "start" { // every record since the action, for a closer look
+			for who, l := range map[string]*eventLog{"group": groupLog, "joiner": joinerLog} {
+				file := fmt.Sprintf("%s/%s-%dx%d-%s-%s.log", dir, group, partitions, k, name, who)
+				if err := os.WriteFile(file, []byte(strings.Join(l.dump(t0), "\n")), 0o644); err != nil {
+					b.Logf("dump: %v", err)
+				}
+			}
+		}
 		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
 		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
+		if moved > 0 {
+			b.ReportMetric(perMoved, name+"-zk-writes/moved")
+		}
 		b.ReportMetric(float64(zkc.reads), name+"-zk-reads")
 		b.ReportMetric(float64(dup), name+"-duplicates")
 	}
@@ -136,6 +170,18 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		}
 		wg.Wait()
 	})
+	// The group reads the topic's backlog from the start; on two cores,
+	// 64 instances working through 400,000 messages starve the rebalance
+	// under test. The join and the leave are timed once the backlog is
+	// read, with only the trickle flowing.
+	caughtUp := time.Now()
+	waitFor(b, 10*time.Minute, "the group to read the backlog", func() bool {
+		time.Sleep(500 * time.Millisecond) // missing holds the ledger's lock while it counts
+		return l.missing(topic, backlog) == 0
+	})
+	b.Logf("%d partitions x %d instances: the backlog of %d messages read %v after the start was stable",
+		partitions, k, sumOf(backlog), time.Since(caughtUp).Round(time.Millisecond))
+
 	step("join", func() {
 		m := start(k)
 		mu.Lock()
@@ -157,6 +203,52 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		go func() { defer wg.Done(); closeGroup(b, m.cg); <-m.done }()
 	}
 	wg.Wait()
+}
+
+// infoOnly passes on the records of level Info and above.
+type infoOnly struct{ slog.Handler }
+
+func (h infoOnly) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (h infoOnly) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return infoOnly{h.Handler.WithAttrs(attrs)}
+}
+
+func (h infoOnly) WithGroup(name string) slog.Handler { return infoOnly{h.Handler.WithGroup(name)} }
+
+func sumOf(m map[int32]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// scaleBreakdown sums up the records of each log since t0: its members'
+// first and last "rebalanced", and the first and last of their releases
+// and claims.
+func scaleBreakdown(t0 time.Time, logs map[string]*eventLog) string {
+	var parts []string
+	span := func(ts map[int32]time.Time) string {
+		if len(ts) == 0 {
+			return "none"
+		}
+		var lo, hi time.Duration = math.MaxInt64, 0
+		for _, t := range ts {
+			lo, hi = min(lo, t.Sub(t0)), max(hi, t.Sub(t0))
+		}
+		return fmt.Sprintf("%d, %v..%v", len(ts), lo.Round(time.Millisecond), hi.Round(time.Millisecond))
+	}
+	for _, name := range []string{"first K", "joiner"} {
+		l := logs[name]
+		reb := "none"
+		if at, ok := l.first("rebalanced", t0); ok {
+			reb = at.Sub(t0).Round(time.Millisecond).String()
+		}
+		parts = append(parts, fmt.Sprintf("%s: first rebalanced %s (%d in all), released %s, claimed %s",
+			name, reb, l.count("rebalanced", t0), span(l.byPartition("released", t0)), span(l.byPartition("claimed", t0))))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // ownerView reads a group's owner nodes of one topic over its own
@@ -196,7 +288,9 @@ func (v *ownerView) snapshot() map[int32]string {
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
+	// Many reads in flight: ZooKeeper pipelines them, and a look at 4,096
+	// owner nodes 64 at a time took longer than the rebalances it timed.
+	sem := make(chan struct{}, 512)
 	for _, c := range children {
 		p, err := strconv.Atoi(c)
 		if err != nil {

@@ -27,8 +27,9 @@ import (
 // Each size runs ZKGROUP_SCALE_RUNS times (default 5), each under a new
 // group; it reports the worst (handoff-worst-ms) and the median, and logs a
 // breakdown of every run, from the library's own log records (see
-// handoffBreakdown). The topics zkgroup.scale.<n> are created on first use
-// and kept. Run:
+// handoffBreakdown; ZKGROUP_SCALE_COUNT=1 counts the ZooKeeper requests
+// too). The topics zkgroup.scale.<n> are created on first use and kept.
+// Run:
 //
 //	go test -run=NONE -bench=IntegrationScaleHandoff -benchtime=1x -v ./integration/
 func BenchmarkIntegrationScaleHandoff(b *testing.B) {
@@ -80,6 +81,9 @@ type handoffBreakdown struct {
 	drain, claim, offsetRead, fetch phase
 	// The path of the partition whose first message came last.
 	lastPath string
+	// ZooKeeper requests of both instances, join -> last first message
+	// (a multi is one write); -1 unless counted (ZKGROUP_SCALE_COUNT).
+	zkWrites, zkReads int64
 }
 
 type phase struct{ median, worst time.Duration }
@@ -100,9 +104,9 @@ func (h handoffBreakdown) String() string {
 	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
 	return fmt.Sprintf("moved %d (+%d read to the end by the owner), join->last first message %v | join call %v, joiner rebalanced %v, owner rebalanced %v, last release %v"+
 		" | per partition median/worst: owner drain+commit+release %v, release->claim %v, claim->first fetch (offset read) %v, first fetch->message %v"+
-		" | last partition: %s",
+		" | last partition: %s | ZooKeeper writes %d, reads %d",
 		h.moved, h.drained, r(h.total), r(h.joinCall), r(h.joinerAssigned), r(h.ownerAssigned), r(h.lastRelease),
-		h.drain, h.claim, h.offsetRead, h.fetch, h.lastPath)
+		h.drain, h.claim, h.offsetRead, h.fetch, h.lastPath, h.zkWrites, h.zkReads)
 }
 
 // runHandoff runs one handoff under a new group and returns its breakdown.
@@ -112,17 +116,29 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	group := testenv.UniqueName("handoff")
 	ownerLog, joinerLog := newEventLog(), newEventLog()
 
+	// With ZKGROUP_SCALE_COUNT set, both instances reach ZooKeeper through
+	// a proxy that counts their requests (one hop more for each).
+	zkAddr := testenv.ZKAddr()
+	var counter *zkCounter
+	if os.Getenv("ZKGROUP_SCALE_COUNT") != "" {
+		counter = newZKCounter(b, zkAddr)
+		zkAddr = counter.addr()
+	}
 	cfg := testConfig()
 	cfg.Logger = ownerLog.logger()
-	owner := join(b, group, []string{topic}, cfg)
+	owner := joinVia(b, zkAddr, group, []string{topic}, cfg)
 	ownerFirst := newFirstSeen()
 	ownerDone := readFirsts(owner, ownerFirst, time.Millisecond)
 	waitFor(b, 120*time.Second, "the owner to deliver from every partition", func() bool { return ownerFirst.count() == int(n) })
 
+	var before zkCounts
+	if counter != nil {
+		before = counter.counts()
+	}
 	t0 := time.Now()
 	cfg = testConfig()
 	cfg.Logger = joinerLog.logger()
-	joiner := join(b, group, []string{topic}, cfg)
+	joiner := joinVia(b, zkAddr, group, []string{topic}, cfg)
 	joined := time.Now()
 	joinerFirst := newFirstSeen()
 	joinerDone := readFirsts(joiner, joinerFirst, 0)
@@ -172,6 +188,10 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	}
 	firsts := joinerFirst.snapshot()
 	_, drained := expect()
+	zkc := zkCounts{writes: -1, reads: -1}
+	if counter != nil {
+		zkc = counter.counts().minus(before)
+	}
 
 	var wg sync.WaitGroup
 	for _, g := range []*consumergroup.ConsumerGroup{owner, joiner} {
@@ -190,7 +210,7 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 			}
 		}
 	}
-	h := handoffBreakdown{moved: len(firsts), drained: drained, joinCall: joined.Sub(t0)}
+	h := handoffBreakdown{moved: len(firsts), drained: drained, joinCall: joined.Sub(t0), zkWrites: zkc.writes, zkReads: zkc.reads}
 	var last int32
 	for p, at := range firsts {
 		if d := at.Sub(t0); d > h.total {

@@ -81,3 +81,44 @@ func leastMessages(client sarama.Client, topic string, partitions int32) (int64,
 	}
 	return least, nil
 }
+
+// newestOffsets returns each partition's newest offset (the count of its
+// messages: nothing is deleted on the stack), asking each leader once for
+// all of its partitions.
+func newestOffsets(t testing.TB, topic string) map[int32]int64 {
+	t.Helper()
+	client, err := sarama.NewClient(testenv.KafkaAddrs(), sarama.NewConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ps, err := client.Partitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := make(map[*sarama.Broker]*sarama.OffsetRequest)
+	for _, p := range ps {
+		leader, err := client.Leader(topic, p)
+		if err != nil {
+			t.Fatalf("leader of %s/%d: %v", topic, p, err)
+		}
+		if reqs[leader] == nil {
+			reqs[leader] = &sarama.OffsetRequest{Version: 1}
+		}
+		reqs[leader].AddBlock(topic, p, sarama.OffsetNewest, 1)
+	}
+	out := make(map[int32]int64, len(ps))
+	for leader, req := range reqs {
+		resp, err := leader.GetAvailableOffsets(req)
+		if err != nil {
+			t.Fatalf("offsets of %s from broker %d: %v", topic, leader.ID(), err)
+		}
+		for p, b := range resp.Blocks[topic] {
+			if b.Err != sarama.ErrNoError {
+				t.Fatalf("offset of %s/%d: %v", topic, p, b.Err)
+			}
+			out[p] = b.Offset
+		}
+	}
+	return out
+}

@@ -56,6 +56,10 @@
 //     exact version)). After anyone else's claim, or a reset, both fail and
 //     change nothing. ReleaseAfterLoss removes an owner node that a moved
 //     epoch left behind while it is still ours, fenced by the epoch it reads.
+//   - ClaimBatch and ReleaseBatch send the claims or releases of many
+//     partitions in one Multi, each partition's operations and fences
+//     those of its own Claim or Release; a refused Multi sends each
+//     partition through Claim or Release alone.
 //   - Reset (ResetOffsets): each offset node is deleted in one Multi with a
 //     bump of the partition's epoch, so every owner loses its claim, claims
 //     again and reads the offset afresh. ResetOffset and ResetOffsetsTo set

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
@@ -100,15 +101,34 @@ func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent
 // a share of topics it may not consume, and that share would stay unowned.
 // bad holds the instances reported so far; it forgets those that are fixed
 // or gone, so a registration broken again is reported again.
+//
+// The registrations are read concurrently (up to maxConcurrentRegistrationReads
+// at once): ZooKeeper pipelines them on the one session, so a view of 64
+// instances costs a few round trips, not 64 in a row.
 func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bool) ([]assign.Member, error) {
 	zk := l.d.ZooKeeper
+	regs := make([]*kazoo.Registration, len(instances))
+	errs := make([]error, len(instances))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrentRegistrationReads)
+	for i, id := range instances {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			regs[i], errs[i] = zkwatch.Read(ws.set, "registration/"+id,
+				func() (*kazoo.Registration, error) { return zk.Registration(id) },
+				func() (*kazoo.Registration, <-chan kazoo.Event, error) { return zk.WatchRegistration(id) })
+		}()
+	}
+	wg.Wait()
+
 	members := make([]assign.Member, 0, len(instances))
 	listed := make(map[string]bool, len(instances))
-	for _, id := range instances {
+	for i, id := range instances {
 		listed[id] = true
-		reg, err := zkwatch.Read(ws.set, "registration/"+id,
-			func() (*kazoo.Registration, error) { return zk.Registration(id) },
-			func() (*kazoo.Registration, <-chan kazoo.Event, error) { return zk.WatchRegistration(id) })
+		reg, err := regs[i], errs[i]
 		if errors.Is(err, kazoo.ErrInstanceNotRegistered) {
 			continue
 		}
@@ -138,6 +158,10 @@ func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bo
 	}
 	return members, nil
 }
+
+// maxConcurrentRegistrationReads bounds the registration reads of one view
+// in flight at once.
+const maxConcurrentRegistrationReads = 64
 
 // subscribedTopics returns the topics this instance consumes: the topic
 // list, or the existing topics its white list covers, sorted. For a white

@@ -5,7 +5,8 @@ import "github.com/zkgroup/kafka/kazoo"
 // ZooKeeper is what the loop reads and writes in ZooKeeper: the group's
 // instances and their registrations, the cluster's topic list (for a white
 // list), and this instance's registration. A watch channel receives one
-// event (or is closed) when its node changes.
+// event (or is closed) when its node changes. Implementations must be safe
+// for concurrent use: the registrations of a view are read concurrently.
 type ZooKeeper interface {
 	// Instances returns the IDs of the registered instances.
 	Instances() ([]string, error)

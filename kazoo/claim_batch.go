@@ -1,0 +1,185 @@
+package kazoo
+
+import (
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Claims and releases of many partitions in one transaction. Each
+// partition's operations are exactly those of Claim and Release, with the
+// same fences (the epoch's version, the owner node's version, the
+// session), only sent together in one Multi: it applies all of them or
+// none. Whenever the Multi is refused, whatever the cause (an owner node
+// exists, a parent is missing, an epoch moved, the connection dropped),
+// each partition goes through Claim or Release on its own, which resolves
+// it as before. See docs/coordination.md#claims-and-releases-in-batches.
+
+// MaxBatch is the most partitions ClaimBatch and ReleaseBatch put in one
+// Multi (two operations each), which keeps a request far below
+// ZooKeeper's default jute.maxbuffer of 1 MiB even with long paths.
+const MaxBatch = 256
+
+// ClaimRequest names one partition for ClaimBatch.
+type ClaimRequest struct {
+	Topic     string
+	Partition int32
+}
+
+// ClaimResult is ClaimBatch's answer for one partition: what Claim would
+// have returned.
+type ClaimResult struct {
+	Claim *PartitionClaim
+	Err   error
+}
+
+// ClaimBatch claims each partition of reqs, as Claim does, and returns
+// their results in reqs' order. All of them are first tried in one Multi
+// (per MaxBatch of them) of the creates and epoch bumps Claim sends; if
+// that Multi is refused, or the session changed while it was in flight,
+// each partition of it is claimed by Claim, concurrently (ZooKeeper
+// pipelines the requests of one session), and gets Claim's answer.
+func (cgi *ConsumergroupInstance) ClaimBatch(reqs []ClaimRequest) []ClaimResult {
+	out := make([]ClaimResult, len(reqs))
+	for start := 0; start < len(reqs); start += MaxBatch {
+		end := min(start+MaxBatch, len(reqs))
+		cgi.claimBatch(reqs[start:end], out[start:end])
+	}
+	return out
+}
+
+func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimResult) {
+	if len(reqs) > 1 && cgi.check() == nil && cgi.claimInOneMulti(reqs, out) {
+		return
+	}
+	each(len(reqs), func(i int) {
+		c, err := cgi.Claim(reqs[i].Topic, reqs[i].Partition)
+		out[i] = ClaimResult{c, err}
+	})
+}
+
+// claimInOneMulti sends every claim of reqs in one Multi and fills out if
+// it applied under an unchanged session. It reports false when out is
+// left to Claim: a request it could not check, or the Multi refused.
+func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, out []ClaimResult) bool {
+	kz := cgi.kz()
+	id := []byte(cgi.ID)
+	ops := make([]any, 0, 2*len(reqs))
+	for _, r := range reqs {
+		if checkTopicPartition(r.Topic, r.Partition) != nil {
+			return false // Claim reports it
+		}
+		ops = append(ops,
+			&zk.CreateRequest{Path: kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Acl: kz.acl, Flags: zk.FlagEphemeral},
+			&zk.SetDataRequest{Path: kz.epochPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Version: -1},
+		)
+	}
+	sid := kz.SessionID()
+	resp, err := kz.conn.Multi(ops...)
+	if err != nil {
+		// Refused as a whole: nothing applied. Lost in flight (no answer
+		// for any operation): maybe applied; Claim finds our nodes under
+		// this session as ours, and older sessions' as stale.
+		return false
+	}
+	if err := cgi.cg.hook(stepClaimSent); err != nil {
+		for i, r := range reqs {
+			out[i] = ClaimResult{Err: znodeErr("claim", kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), err)}
+		}
+		return true
+	}
+	if kz.SessionID() != sid {
+		return false // the session was replaced meanwhile: whose nodes are they? Claim finds out
+	}
+	for i, r := range reqs {
+		e := resp[2*i+1].Stat
+		out[i] = ClaimResult{Claim: &PartitionClaim{Topic: r.Topic, Partition: r.Partition, InstanceID: cgi.ID,
+			SessionID: sid, Epoch: e.Version, EpochCzxid: e.Czxid}}
+	}
+	return true
+}
+
+// ReleaseBatch releases each claim of cs, as Release does, and returns
+// their errors in cs' order. Each owner node is read first (the reads are
+// pipelined); those that belong to their claim's session and instance are
+// deleted in one Multi (per MaxBatch of them) of Release's fenced deletes,
+// Check(epoch, claim's epoch) then Delete(owner, version read). A claim
+// whose node was not read as its own, and every claim of a refused Multi,
+// goes through Release on its own and gets Release's answer.
+func (cgi *ConsumergroupInstance) ReleaseBatch(cs []*PartitionClaim) []error {
+	out := make([]error, len(cs))
+	for start := 0; start < len(cs); start += MaxBatch {
+		end := min(start+MaxBatch, len(cs))
+		cgi.releaseBatch(cs[start:end], out[start:end])
+	}
+	return out
+}
+
+func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error) {
+	if len(cs) < 2 {
+		for i, c := range cs {
+			out[i] = cgi.Release(c)
+		}
+		return
+	}
+	kz := cgi.kz()
+	// The fenced delete of each claim whose owner node reads as its own;
+	// nil: Release alone.
+	pairs := make([][]any, len(cs))
+	each(len(cs), func(i int) {
+		c := cs[i]
+		if cgi.checkClaim(c) != nil {
+			return
+		}
+		owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
+		data, stat, err := kz.conn.Get(owner)
+		if err != nil || string(data) != c.InstanceID || stat.EphemeralOwner != c.SessionID {
+			return
+		}
+		pairs[i] = []any{
+			&zk.CheckVersionRequest{Path: kz.epochPath(cgi.cg.Name, c.Topic, c.Partition), Version: c.Epoch},
+			&zk.DeleteRequest{Path: owner, Version: stat.Version},
+		}
+	})
+	var ops []any
+	var batched []int
+	for i, p := range pairs {
+		if p != nil {
+			ops = append(ops, p...)
+			batched = append(batched, i)
+		}
+	}
+	done := make([]bool, len(cs))
+	if len(batched) > 0 && cgi.cg.hook(stepReleaseRead) == nil {
+		if _, err := kz.conn.Multi(ops...); err == nil {
+			for _, i := range batched {
+				done[i] = true
+			}
+		}
+		// Refused: nothing applied, Release resolves each. Lost in flight:
+		// maybe applied, and Release finds the node gone under the epoch
+		// it fenced with: released.
+	}
+	each(len(cs), func(i int) {
+		if !done[i] {
+			out[i] = cgi.Release(cs[i])
+		}
+	})
+}
+
+// each runs f(0) to f(n-1) concurrently and waits for them.
+func each(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := range n {
+		go func() {
+			defer wg.Done()
+			f(i)
+		}()
+	}
+	wg.Wait()
+}
