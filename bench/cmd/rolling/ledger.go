@@ -27,6 +27,7 @@ type offsetKey struct {
 type ledger struct {
 	mu         sync.Mutex
 	acked      []offsetKey
+	ackedAt    []time.Time // when each acknowledgement arrived
 	deliveries []delivery
 	delivered  map[offsetKey]int     // deliveries per offset
 	held       map[int32]map[int]int // partition -> slot -> claims running
@@ -38,8 +39,10 @@ func newLedger() *ledger {
 
 // ack records an offset the broker acknowledged (acks=all).
 func (l *ledger) ack(partition int32, offset int64) {
+	now := time.Now()
 	l.mu.Lock()
 	l.acked = append(l.acked, offsetKey{partition, offset})
+	l.ackedAt = append(l.ackedAt, now)
 	l.mu.Unlock()
 }
 
@@ -132,7 +135,15 @@ func (l *ledger) missing() int {
 	return n
 }
 
-// snapshot returns the deliveries so far and the acknowledged offsets.
+// ackTimes returns when each acknowledgement arrived, in order.
+func (l *ledger) ackTimes() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]time.Time(nil), l.ackedAt...)
+}
+
+// snapshot returns the deliveries so far, the acknowledged offsets and
+// how often each offset was delivered.
 func (l *ledger) snapshot() ([]delivery, []offsetKey, map[offsetKey]int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -48,7 +48,12 @@ func groupRebalanceDelay(brokers []string) string {
 		return err.Error()
 	}
 	defer cl.Close()
-	rcs, err := kadm.NewClient(cl).DescribeBrokerConfigs(ctx)
+	adm := kadm.NewClient(cl)
+	bs, err := adm.ListBrokers(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
 	if err != nil {
 		return err.Error()
 	}

@@ -15,9 +15,10 @@ type row struct {
 	GapP50    time.Duration `json:"gap_p50_ns"` // per partition: its longest gap between consecutive deliveries over the deploy
 	GapP99    time.Duration `json:"gap_p99_ns"`
 	GapMax    time.Duration `json:"gap_max_ns"`
-	Dups      int           `json:"duplicates"` // offsets delivered more than once
-	Stalled   time.Duration `json:"stalled_ns"` // sum of the gaps longer than -stall in which no partition delivered anything
-	Lost      int           `json:"lost"`       // acknowledged offsets never delivered
+	Dups      int           `json:"duplicates"`          // offsets delivered more than once
+	Stalled   time.Duration `json:"stalled_ns"`          // sum of the gaps longer than -stall in which no partition delivered anything
+	ProdStall time.Duration `json:"producer_stalled_ns"` // the same over the producer's acknowledgements: the machine's share of the stalls
+	Lost      int           `json:"lost"`                // acknowledged offsets never delivered
 	Acked     int           `json:"acked"`
 	Delivered int           `json:"delivered"`
 	Deploy    time.Duration `json:"deploy_ns"` // from the first close to the last stable assignment
@@ -52,16 +53,8 @@ func measure(l *ledger, before map[int32]int, t0, t1 time.Time, opts options) ro
 	for i, d := range ds {
 		all[i] = d.at
 	}
-	for i := 1; i < len(all); i++ {
-		a, b := all[i-1], all[i]
-		if !b.After(t0) || !a.Before(t1) {
-			continue
-		}
-		a, b = later(a, t0), earlier(b, t1)
-		if gap := b.Sub(a); gap > opts.stall {
-			r.Stalled += gap
-		}
-	}
+	r.Stalled = stalled(all, t0, t1, opts.stall)
+	r.ProdStall = stalled(l.ackTimes(), t0, t1, opts.stall)
 
 	for _, k := range acked {
 		if delivered[k] == 0 {
@@ -74,6 +67,22 @@ func measure(l *ledger, before map[int32]int, t0, t1 time.Time, opts options) ro
 		}
 	}
 	return r
+}
+
+// stalled sums the gaps longer than threshold between consecutive times
+// (sorted), clipped to [t0, t1].
+func stalled(ts []time.Time, t0, t1 time.Time, threshold time.Duration) time.Duration {
+	var sum time.Duration
+	for i := 1; i < len(ts); i++ {
+		a, b := ts[i-1], ts[i]
+		if !b.After(t0) || !a.Before(t1) {
+			continue
+		}
+		if gap := earlier(b, t1).Sub(later(a, t0)); gap > threshold {
+			sum += gap
+		}
+	}
+	return sum
 }
 
 // longestGap is the longest interval between consecutive times (sorted)
@@ -122,10 +131,10 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d", d.Milliseconds()) }
 
 // printTable prints the rows as a Markdown table.
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| group | moved | unavailable p50 / p99 / max (ms) | duplicates | all stalled (ms) | lost | acked | deploy (s) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| group | moved | unavailable p50 / p99 / max (ms) | duplicates | all stalled (ms) | producer stalled (ms) | lost | acked | deploy (s) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %s / %s / %s | %d | %s | %d | %d | %.1f |\n",
-			r.Group, r.Moved, ms(r.GapP50), ms(r.GapP99), ms(r.GapMax), r.Dups, ms(r.Stalled), r.Lost, r.Acked, r.Deploy.Seconds())
+		fmt.Fprintf(w, "| %s | %d | %s / %s / %s | %d | %s | %s | %d | %d | %.1f |\n",
+			r.Group, r.Moved, ms(r.GapP50), ms(r.GapP99), ms(r.GapMax), r.Dups, ms(r.Stalled), ms(r.ProdStall), r.Lost, r.Acked, r.Deploy.Seconds())
 	}
 }
