@@ -265,7 +265,7 @@ func runNeverReturns(opts options) (neverReturns, error) {
 	}
 	res := neverReturns{Grace: opts.grace, Close: time.Since(c0), Moved: len(theirs)}
 	taken := func() (time.Duration, bool) {
-		ds, _, _ := l.snapshot()
+		ds := l.snapshot().deliveries
 		first := make(map[int32]time.Time)
 		for _, d := range ds {
 			if d.slot != leaver && d.at.After(c0) && before[d.partition] == leaver {
@@ -302,21 +302,12 @@ func runNeverReturns(opts options) (neverReturns, error) {
 	if err := g.drainAndStop(p); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
-	ds, acked, delivered := l.snapshot()
-	for _, d := range ds {
+	rec := l.snapshot()
+	for _, d := range rec.deliveries {
 		if d.slot != leaver && before[d.partition] == leaver && d.at.After(c0) && d.at.Before(c0.Add(opts.grace)) {
 			res.Early++
 		}
 	}
-	for _, k := range acked {
-		if delivered[k] == 0 {
-			res.Lost++
-		}
-	}
-	for _, n := range delivered {
-		if n > 1 {
-			res.Dups++
-		}
-	}
+	res.Lost, res.Dups = lostAndDuplicates(rec)
 	return res, nil
 }

@@ -135,21 +135,26 @@ func (l *ledger) missing() int {
 	return n
 }
 
-// ackTimes returns when each acknowledgement arrived, in order.
-func (l *ledger) ackTimes() []time.Time {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]time.Time(nil), l.ackedAt...)
+// record is a copy of a ledger's contents.
+type record struct {
+	deliveries []delivery        // in the order they were recorded
+	acked      []offsetKey       // in the order the acknowledgements arrived
+	ackedAt    []time.Time       // when each of acked arrived
+	delivered  map[offsetKey]int // deliveries per offset
 }
 
-// snapshot returns the deliveries so far, the acknowledged offsets and
-// how often each offset was delivered.
-func (l *ledger) snapshot() ([]delivery, []offsetKey, map[offsetKey]int) {
+// snapshot returns a copy of what the ledger holds.
+func (l *ledger) snapshot() record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delivered := make(map[offsetKey]int, len(l.delivered))
 	for k, n := range l.delivered {
 		delivered[k] = n
 	}
-	return append([]delivery(nil), l.deliveries...), append([]offsetKey(nil), l.acked...), delivered
+	return record{
+		deliveries: append([]delivery(nil), l.deliveries...),
+		acked:      append([]offsetKey(nil), l.acked...),
+		ackedAt:    append([]time.Time(nil), l.ackedAt...),
+		delivered:  delivered,
+	}
 }

@@ -7,17 +7,17 @@ import (
 	"time"
 )
 
-// row is one group's figures over its deploy (see the package doc for
-// each definition).
+// row is one group's figures over its deploy (the package doc defines
+// each).
 type row struct {
 	Group     string        `json:"group"`
-	Moved     int           `json:"moved"`      // partitions delivered, from the deploy's start on, by an instance other than their owner before it
-	GapP50    time.Duration `json:"gap_p50_ns"` // per partition: its longest gap between consecutive deliveries over the deploy
-	GapP99    time.Duration `json:"gap_p99_ns"`
-	GapMax    time.Duration `json:"gap_max_ns"`
+	Moved     int           `json:"moved"`       // partitions delivered, from the deploy's start on, by an instance other than their owner before it
+	WaitP50   time.Duration `json:"wait_p50_ns"` // per partition: its longest wait over the deploy, percentiles over the partitions
+	WaitP99   time.Duration `json:"wait_p99_ns"`
+	WaitMax   time.Duration `json:"wait_max_ns"`
 	Dups      int           `json:"duplicates"`          // offsets delivered more than once
-	Stalled   time.Duration `json:"stalled_ns"`          // sum of the gaps longer than -stall in which no partition delivered anything
-	ProdStall time.Duration `json:"producer_stalled_ns"` // the same over the producer's acknowledgements: the machine's share of the stalls
+	Stalled   time.Duration `json:"stalled_ns"`          // 10 ms slices of the deploy in which no partition delivered anything while most partitions had a message waiting
+	ProdStall time.Duration `json:"producer_stalled_ns"` // the producer's acknowledgement gaps longer than -stall, summed over the deploy: the machine's load
 	Lost      int           `json:"lost"`                // acknowledged offsets never delivered
 	Acked     int           `json:"acked"`
 	Delivered int           `json:"delivered"`
@@ -25,53 +25,155 @@ type row struct {
 	Steps     []step        `json:"steps"`
 }
 
+// slice is the resolution of the group-wide stall.
+const slice = 10 * time.Millisecond
+
 // measure computes a row from a group's ledger, its owners before the
 // deploy and the deploy's window [t0, t1].
 func measure(l *ledger, before map[int32]int, t0, t1 time.Time, opts options) row {
-	ds, acked, delivered := l.snapshot()
-	r := row{Acked: len(acked), Delivered: len(ds), Deploy: t1.Sub(t0)}
+	rec := l.snapshot()
+	ds := rec.deliveries
 	slices.SortFunc(ds, func(a, b delivery) int { return a.at.Compare(b.at) })
+	r := row{Acked: len(rec.acked), Delivered: len(ds), Deploy: t1.Sub(t0)}
 
 	moved := make(map[int32]bool)
-	times := make(map[int32][]time.Time, opts.partitions)
 	for _, d := range ds {
 		if !d.at.Before(t0) && d.slot != before[d.partition] {
 			moved[d.partition] = true
 		}
-		times[d.partition] = append(times[d.partition], d.at)
 	}
 	r.Moved = len(moved)
 
-	gaps := make([]time.Duration, 0, opts.partitions)
+	w := waiting(rec, time.Now())
+	longest := make([]time.Duration, 0, opts.partitions)
 	for p := range int32(opts.partitions) {
-		gaps = append(gaps, longestGap(times[p], t0, t1))
+		longest = append(longest, longestWait(w[p], t0, t1))
 	}
-	slices.Sort(gaps)
-	r.GapP50, r.GapP99, r.GapMax = percentile(gaps, 50), percentile(gaps, 99), gaps[len(gaps)-1]
+	slices.Sort(longest)
+	r.WaitP50, r.WaitP99, r.WaitMax = percentile(longest, 50), percentile(longest, 99), longest[len(longest)-1]
 
-	all := make([]time.Time, len(ds))
+	at := make([]time.Time, len(ds))
 	for i, d := range ds {
-		all[i] = d.at
+		at[i] = d.at
 	}
-	r.Stalled = stalled(all, t0, t1, opts.stall)
-	r.ProdStall = stalled(l.ackTimes(), t0, t1, opts.stall)
-
-	for _, k := range acked {
-		if delivered[k] == 0 {
-			r.Lost++
-		}
-	}
-	for _, n := range delivered {
-		if n > 1 {
-			r.Dups++
-		}
-	}
+	r.Stalled = groupStalled(w, at, t0, t1, opts.partitions)
+	acks := slices.Clone(rec.ackedAt)
+	slices.SortFunc(acks, time.Time.Compare)
+	r.ProdStall = gapsLonger(acks, t0, t1, opts.stall)
+	r.Lost, r.Dups = lostAndDuplicates(rec)
 	return r
 }
 
-// stalled sums the gaps longer than threshold between consecutive times
-// (sorted), clipped to [t0, t1].
-func stalled(ts []time.Time, t0, t1 time.Time, threshold time.Duration) time.Duration {
+// lostAndDuplicates counts the acknowledged offsets never delivered and
+// the offsets delivered more than once.
+func lostAndDuplicates(rec record) (lost, dups int) {
+	for _, k := range rec.acked {
+		if rec.delivered[k] == 0 {
+			lost++
+		}
+	}
+	for _, n := range rec.delivered {
+		if n > 1 {
+			dups++
+		}
+	}
+	return lost, dups
+}
+
+// interval is [from, to).
+type interval struct{ from, to time.Time }
+
+// waiting returns, per partition, the intervals in which it had a message
+// acknowledged to the producer and not delivered yet, overlapping ones
+// merged, in order: from each message's acknowledgement to its first
+// delivery (to end for a message never delivered). A message delivered
+// before its acknowledgement reached the producer waited for nothing.
+func waiting(rec record, end time.Time) map[int32][]interval {
+	first := make(map[offsetKey]time.Time, len(rec.delivered))
+	for _, d := range rec.deliveries {
+		k := offsetKey{d.partition, d.offset}
+		if t, ok := first[k]; !ok || d.at.Before(t) {
+			first[k] = d.at
+		}
+	}
+	per := make(map[int32][]interval)
+	for i, k := range rec.acked {
+		to, ok := first[k]
+		if !ok {
+			to = end
+		}
+		if to.After(rec.ackedAt[i]) {
+			per[k.partition] = append(per[k.partition], interval{rec.ackedAt[i], to})
+		}
+	}
+	for p, ivs := range per {
+		slices.SortFunc(ivs, func(a, b interval) int { return a.from.Compare(b.from) })
+		merged := ivs[:1]
+		for _, iv := range ivs[1:] {
+			last := &merged[len(merged)-1]
+			if iv.from.After(last.to) {
+				merged = append(merged, iv)
+			} else if iv.to.After(last.to) {
+				last.to = iv.to
+			}
+		}
+		per[p] = merged
+	}
+	return per
+}
+
+// longestWait is the longest of ivs that overlaps [t0, t1], whole.
+func longestWait(ivs []interval, t0, t1 time.Time) time.Duration {
+	var longest time.Duration
+	for _, iv := range ivs {
+		if iv.to.After(t0) && iv.from.Before(t1) {
+			longest = max(longest, iv.to.Sub(iv.from))
+		}
+	}
+	return longest
+}
+
+// groupStalled is the time, in 10 ms slices of [t0, t1), in which no
+// partition delivered anything while more than half of the partitions had
+// a message waiting at the slice's start: the whole group stopped, not a
+// pause of the producer (nothing waits then) nor one absent instance's
+// share (a sixth waits).
+func groupStalled(w map[int32][]interval, deliveries []time.Time, t0, t1 time.Time, partitions int) time.Duration {
+	n := int(t1.Sub(t0) / slice)
+	if n <= 0 {
+		return 0
+	}
+	busy := make([]bool, n)
+	for _, t := range deliveries {
+		if i := int(t.Sub(t0) / slice); !t.Before(t0) && i < n {
+			busy[i] = true
+		}
+	}
+	waiters := make([]int, n)
+	for _, ivs := range w {
+		for _, iv := range ivs {
+			// slices whose start s satisfies from <= s < to
+			lo := 0
+			if iv.from.After(t0) {
+				lo = int((iv.from.Sub(t0) + slice - 1) / slice)
+			}
+			for i := lo; i < n && t0.Add(time.Duration(i)*slice).Before(iv.to); i++ {
+				waiters[i]++
+			}
+		}
+	}
+	var stalled time.Duration
+	for i := range n {
+		if !busy[i] && 2*waiters[i] > partitions {
+			stalled += slice
+		}
+	}
+	return stalled
+}
+
+// gapsLonger sums the gaps longer than threshold between consecutive
+// times (sorted), clipped to [t0, t1].
+func gapsLonger(ts []time.Time, t0, t1 time.Time, threshold time.Duration) time.Duration {
 	var sum time.Duration
 	for i := 1; i < len(ts); i++ {
 		a, b := ts[i-1], ts[i]
@@ -83,27 +185,6 @@ func stalled(ts []time.Time, t0, t1 time.Time, threshold time.Duration) time.Dur
 		}
 	}
 	return sum
-}
-
-// longestGap is the longest interval between consecutive times (sorted)
-// that ends inside (t0, t1] or spans t1, counting from the last time at or
-// before t0 (t0 itself when there is none); a partition with no delivery
-// after its last one counts from there to t1.
-func longestGap(ts []time.Time, t0, t1 time.Time) time.Duration {
-	var longest time.Duration
-	prev := t0
-	for _, t := range ts {
-		if !t.After(t0) {
-			prev = t
-			continue
-		}
-		longest = max(longest, t.Sub(prev))
-		if !t.Before(t1) {
-			return longest
-		}
-		prev = t
-	}
-	return max(longest, t1.Sub(prev))
 }
 
 func later(a, b time.Time) time.Time {
@@ -131,10 +212,10 @@ func ms(d time.Duration) string { return fmt.Sprintf("%d", d.Milliseconds()) }
 
 // printTable prints the rows as a Markdown table.
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| group | moved | unavailable p50 / p99 / max (ms) | duplicates | all stalled (ms) | producer stalled (ms) | lost | acked | deploy (s) |")
+	fmt.Fprintln(w, "| group | moved | waited p50 / p99 / max (ms) | duplicates | all stalled (ms) | lost | acked | deploy (s) | producer stalled (ms) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %s / %s / %s | %d | %s | %s | %d | %d | %.1f |\n",
-			r.Group, r.Moved, ms(r.GapP50), ms(r.GapP99), ms(r.GapMax), r.Dups, ms(r.Stalled), ms(r.ProdStall), r.Lost, r.Acked, r.Deploy.Seconds())
+		fmt.Fprintf(w, "| %s | %d | %s / %s / %s | %d | %s | %d | %d | %.1f | %s |\n",
+			r.Group, r.Moved, ms(r.WaitP50), ms(r.WaitP99), ms(r.WaitMax), r.Dups, ms(r.Stalled), r.Lost, r.Acked, r.Deploy.Seconds(), ms(r.ProdStall))
 	}
 }
