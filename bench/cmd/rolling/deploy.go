@@ -21,7 +21,7 @@ type options struct {
 	settleMax  time.Duration // longest wait for a stable group
 	drain      time.Duration // longest wait for every acknowledged message after the producer stops
 	grace      time.Duration // -case never-returns: ours' Static.GraceWindow
-	stall      time.Duration // a group-wide gap longer than this counts as a stall
+	stall      time.Duration // a gap between the producer's acknowledgements longer than this counts as its stall
 }
 
 // group is one kind's run: its topic, group name, ledger and instances.

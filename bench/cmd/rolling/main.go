@@ -29,19 +29,27 @@
 //     instance other than the one that held them before it (each counted
 //     once): 0 when every partition stays with its instance across its
 //     restart;
-//   - unavailable p50 / p99 / max: for each partition, the longest gap
-//     between two consecutive deliveries of it that ends within the
-//     deploy (a gap running past its end counts to the end), over the
-//     partitions; the producer gives each partition a message every
-//     partitions/rate seconds (100 ms at 600/s over 60), so that is the
-//     floor;
+//   - waited p50 / p99 / max: for each partition, the longest time over
+//     the deploy in which it had a message acknowledged to the producer
+//     and not delivered yet (from the first such message's
+//     acknowledgement to the delivery that emptied its backlog), as
+//     percentiles over the partitions. Nothing waits when nothing is
+//     produced, so the producer's own pauses do not count, which the gaps
+//     between consecutive deliveries would (on a loaded machine the
+//     producer pauses for seconds in all); the floor is the delivery's
+//     latency, a few ms;
 //   - duplicates: offsets delivered more than once (over the whole run);
-//   - all stalled: the sum of the gaps within the deploy, between two
-//     consecutive deliveries of any partition, longer than -stall (100 ms:
-//     at 600 messages/s the group delivers every 2 ms or so) in which no
-//     partition delivered anything;
+//   - all stalled: the 10 ms slices of the deploy in which no partition
+//     delivered anything while more than half of them had a message
+//     waiting: the whole group stopped (an eager rebalance), neither a
+//     pause of the producer (nothing waits) nor one absent instance's
+//     share;
 //   - lost: acknowledged offsets never delivered, after the drain (must be 0);
-//   - deploy: the deploy's length.
+//   - deploy: the deploy's length;
+//   - producer stalled: the sum of the producer's gaps between consecutive
+//     acknowledgements longer than -stall (100 ms; at 600 messages/s one
+//     arrives every 2 ms or so) over the deploy, how much the machine's
+//     load held the producer back.
 //
 // The groups (-groups, comma-separated):
 //
@@ -98,7 +106,7 @@ func main() {
 	flag.DurationVar(&opts.stable, "stable", time.Second, "how long a balanced assignment must stay to count as stable")
 	flag.DurationVar(&opts.settleMax, "settle-max", 2*time.Minute, "longest wait for a stable group")
 	flag.DurationVar(&opts.drain, "drain", time.Minute, "longest wait for every acknowledged message after the producer stopped")
-	flag.DurationVar(&opts.stall, "stall", 100*time.Millisecond, "a gap in which no partition delivered anything counts as a stall beyond this")
+	flag.DurationVar(&opts.stall, "stall", 100*time.Millisecond, "a gap between the producer's acknowledgements counts as its stall beyond this")
 	flag.DurationVar(&opts.grace, "grace", 5*time.Second, "-case never-returns: ours' Static.GraceWindow")
 	groups := flag.String("groups", strings.Join(kindNames(), ","), "groups to run, comma-separated: "+strings.Join(kindNames(), ", "))
 	which := flag.String("case", "rolling", "rolling, or never-returns (ours-static only)")

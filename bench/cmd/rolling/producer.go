@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // createTopic creates topic with partitions partitions (one replica) and
-// waits until its metadata lists them all.
+// waits until its metadata lists them all. A loaded broker may time the
+// request out and create the topic anyway: it asks again until the topic
+// exists.
 func createTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
@@ -20,8 +25,15 @@ func createTopic(ctx context.Context, brokers []string, topic string, partitions
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic); err != nil {
-		return fmt.Errorf("create %s: %w", topic, err)
+	for {
+		_, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic)
+		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
+			break
+		}
+		if !errors.Is(err, kerr.RequestTimedOut) || ctx.Err() != nil {
+			return fmt.Errorf("create %s: %w", topic, err)
+		}
+		fmt.Fprintf(os.Stderr, "create %s: %v; asking again\n", topic, err)
 	}
 	for {
 		md, err := adm.Metadata(ctx, topic)
