@@ -82,6 +82,9 @@
 //	go run ./cmd/rolling
 //	go run ./cmd/rolling -case never-returns -grace 5s
 //
+// -rounds N runs every group N times, the groups' order rotating by one
+// each round, and prints each round's rows, then one row per group: the
+// most moved, duplicated and lost of its rounds, the median of the rest.
 // -out FILE also writes the figures as JSON.
 package main
 
@@ -110,10 +113,11 @@ func main() {
 	flag.DurationVar(&opts.grace, "grace", 5*time.Second, "-case never-returns: ours' Static.GraceWindow")
 	groups := flag.String("groups", strings.Join(kindNames(), ","), "groups to run, comma-separated: "+strings.Join(kindNames(), ", "))
 	which := flag.String("case", "rolling", "rolling, or never-returns (ours-static only)")
+	rounds := flag.Int("rounds", 1, "rounds of every group, the groups' order rotating by one each round")
 	out := flag.String("out", "", "also write the figures as JSON to this file")
 	flag.Parse()
 	opts.st = stack{zk: *zk, brokers: strings.Split(*brokers, ",")}
-	if err := run(opts, *which, strings.Split(*groups, ","), *out); err != nil {
+	if err := run(opts, *which, strings.Split(*groups, ","), *rounds, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "rolling:", err)
 		os.Exit(1)
 	}
@@ -139,18 +143,19 @@ type report struct {
 	Partitions   int           `json:"partitions"`
 	Away         time.Duration `json:"away_ns"`
 	Rate         int           `json:"rate"`
-	Rows         []row         `json:"rows,omitempty"`
+	Rows         []row         `json:"rows,omitempty"`   // one per group, over the rounds
+	Rounds       []row         `json:"rounds,omitempty"` // one per group and round, in the order they ran
 	NeverReturns *neverReturns `json:"never_returns,omitempty"`
 }
 
-func run(opts options, which string, groups []string, out string) error {
+func run(opts options, which string, groups []string, rounds int, out string) error {
 	for _, k := range groups {
 		if _, ok := kinds[k]; !ok {
 			return fmt.Errorf("unknown group %q (have %s)", k, strings.Join(kindNames(), ", "))
 		}
 	}
-	if opts.instances < 1 || opts.partitions < opts.instances || opts.rate < 1 {
-		return fmt.Errorf("need -instances >= 1, -partitions >= -instances and -rate >= 1")
+	if opts.instances < 1 || opts.partitions < opts.instances || opts.rate < 1 || rounds < 1 {
+		return fmt.Errorf("need -instances >= 1, -partitions >= -instances, -rate >= 1 and -rounds >= 1")
 	}
 	rep := report{Case: which, Instances: opts.instances, Partitions: opts.partitions, Away: opts.away, Rate: opts.rate}
 	delay := groupRebalanceDelay(opts.st.brokers)
@@ -158,13 +163,23 @@ func run(opts options, which string, groups []string, out string) error {
 		opts.instances, opts.partitions, opts.away, opts.rate, delay)
 	switch which {
 	case "rolling":
-		for _, k := range groups {
-			r, err := runRolling(k, opts)
-			if err != nil {
-				return err
+		for round := range rounds {
+			for j := range groups {
+				k := groups[(round+j)%len(groups)]
+				r, err := runRolling(k, opts)
+				if err != nil {
+					return err
+				}
+				r.Round = round + 1
+				rep.Rounds = append(rep.Rounds, r)
 			}
-			rep.Rows = append(rep.Rows, r)
 		}
+		if rounds > 1 {
+			fmt.Println("each round:")
+			printTable(os.Stdout, rep.Rounds)
+			fmt.Printf("over %d rounds (moved, duplicates, lost: the most of a round; the rest: medians):\n", rounds)
+		}
+		rep.Rows = combine(rep.Rounds, groups)
 		printTable(os.Stdout, rep.Rows)
 	case "never-returns":
 		res, err := runNeverReturns(opts)

@@ -140,3 +140,23 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("p50 %v p99 %v, want 30 and 60", p50, p99)
 	}
 }
+
+func TestCombineTakesTheWorstCountsAndMedianDurations(t *testing.T) {
+	rounds := []row{
+		{Group: "a", Round: 1, Moved: 0, Lost: 0, WaitMax: 3 * time.Second, Deploy: 30 * time.Second, Acked: 1},
+		{Group: "b", Round: 1, Moved: 5},
+		{Group: "a", Round: 2, Moved: 2, Lost: 1, WaitMax: 1 * time.Second, Deploy: 10 * time.Second, Acked: 2},
+		{Group: "a", Round: 3, Moved: 1, Dups: 4, WaitMax: 2 * time.Second, Deploy: 20 * time.Second, Acked: 3},
+	}
+	got := combine(rounds, []string{"a", "b"})
+	if len(got) != 2 || got[0].Group != "a" || got[1].Group != "b" {
+		t.Fatalf("rows %+v, want a then b", got)
+	}
+	a := got[0]
+	if a.Moved != 2 || a.Lost != 1 || a.Dups != 4 {
+		t.Errorf("moved %d lost %d duplicates %d, want the most of a round: 2, 1, 4", a.Moved, a.Lost, a.Dups)
+	}
+	if a.WaitMax != 2*time.Second || a.Deploy != 20*time.Second || a.Acked != 3 || a.Round != 0 {
+		t.Errorf("wait max %v deploy %v acked %d round %d, want the medians 2s, 20s and round 3's 3 acked, round 0", a.WaitMax, a.Deploy, a.Acked, a.Round)
+	}
+}
