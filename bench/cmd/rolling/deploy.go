@@ -21,7 +21,7 @@ type options struct {
 	settleMax  time.Duration // longest wait for a stable group
 	drain      time.Duration // longest wait for every acknowledged message after the producer stops
 	grace      time.Duration // -case never-returns: ours' Static.GraceWindow
-	stall      time.Duration // a gap between the producer's acknowledgements longer than this counts as its stall
+	stall      time.Duration // the shortest group stall, and producer gap, that counts
 }
 
 // group is one kind's run: its topic, group name, ledger and instances.
@@ -145,8 +145,9 @@ func (g *group) drainAndStop(p *producer) error {
 // step is one instance's restart.
 type step struct {
 	Instance string        `json:"instance"`
-	Close    time.Duration `json:"close_ns"`  // its close, start to return
-	Rejoin   time.Duration `json:"rejoin_ns"` // from its start again to a stable group
+	CloseAt  time.Duration `json:"close_at_ns"` // when its close began, from the deploy's start
+	Close    time.Duration `json:"close_ns"`    // its close, start to return
+	Rejoin   time.Duration `json:"rejoin_ns"`   // from its start again to a stable group
 }
 
 // runRolling runs kind's rolling deploy and returns its row.
@@ -196,7 +197,7 @@ func runRolling(kind string, opts options) (row, error) {
 			return row{}, err
 		}
 		t1 = since
-		st := step{Instance: instanceID(slot), Close: closed, Rejoin: since.Sub(s0)}
+		st := step{Instance: instanceID(slot), CloseAt: c0.Sub(t0), Close: closed, Rejoin: since.Sub(s0)}
 		steps = append(steps, st)
 		fmt.Fprintf(os.Stderr, "%s: %s closed in %v, stable again %v after its start\n", kind, st.Instance, st.Close.Round(time.Millisecond), st.Rejoin.Round(time.Millisecond))
 	}

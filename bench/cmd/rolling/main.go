@@ -39,11 +39,12 @@
 //     producer pauses for seconds in all); the floor is the delivery's
 //     latency, a few ms;
 //   - duplicates: offsets delivered more than once (over the whole run);
-//   - all stalled: the 10 ms slices of the deploy in which no partition
-//     delivered anything while more than half of them had a message
-//     waiting: the whole group stopped (an eager rebalance), neither a
-//     pause of the producer (nothing waits) nor one absent instance's
-//     share;
+//   - all stalled: the time within the deploy, in 10 ms slices, in which
+//     no partition delivered anything while more than half of them had a
+//     message waiting, counted in runs of at least -stall (100 ms): the
+//     whole group stopped (an eager rebalance), neither a pause of the
+//     producer (nothing waits), nor one absent instance's share, nor the
+//     tens of ms in which a loaded machine runs none of the consumers;
 //   - lost: acknowledged offsets never delivered, after the drain (must be 0);
 //   - deploy: the deploy's length;
 //   - producer stalled: the sum of the producer's gaps between consecutive
@@ -109,7 +110,7 @@ func main() {
 	flag.DurationVar(&opts.stable, "stable", time.Second, "how long a balanced assignment must stay to count as stable")
 	flag.DurationVar(&opts.settleMax, "settle-max", 2*time.Minute, "longest wait for a stable group")
 	flag.DurationVar(&opts.drain, "drain", time.Minute, "longest wait for every acknowledged message after the producer stopped")
-	flag.DurationVar(&opts.stall, "stall", 100*time.Millisecond, "a gap between the producer's acknowledgements counts as its stall beyond this")
+	flag.DurationVar(&opts.stall, "stall", 100*time.Millisecond, "the shortest run of stalled slices that counts as the group's stall, and the shortest gap between the producer's acknowledgements that counts as its")
 	flag.DurationVar(&opts.grace, "grace", 5*time.Second, "-case never-returns: ours' Static.GraceWindow")
 	groups := flag.String("groups", strings.Join(kindNames(), ","), "groups to run, comma-separated: "+strings.Join(kindNames(), ", "))
 	which := flag.String("case", "rolling", "rolling, or never-returns (ours-static only)")

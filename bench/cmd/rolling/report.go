@@ -17,8 +17,9 @@ type row struct {
 	WaitP99   time.Duration `json:"wait_p99_ns"`
 	WaitMax   time.Duration `json:"wait_max_ns"`
 	Dups      int           `json:"duplicates"`          // offsets delivered more than once
-	Stalled   time.Duration `json:"stalled_ns"`          // 10 ms slices of the deploy in which no partition delivered anything while most partitions had a message waiting
+	Stalled   time.Duration `json:"stalled_ns"`          // runs of -stall or more of 10 ms slices of the deploy in which no partition delivered anything while most partitions had a message waiting
 	ProdStall time.Duration `json:"producer_stalled_ns"` // the producer's acknowledgement gaps longer than -stall, summed over the deploy: the machine's load
+	Stalls    []span        `json:"stalls"`              // when the group stalled, from the deploy's start
 	Lost      int           `json:"lost"`                // acknowledged offsets never delivered
 	Acked     int           `json:"acked"`
 	Delivered int           `json:"delivered"`
@@ -57,7 +58,7 @@ func measure(l *ledger, before map[int32]int, t0, t1 time.Time, opts options) ro
 	for i, d := range ds {
 		at[i] = d.at
 	}
-	r.Stalled = groupStalled(w, at, t0, t1, opts.partitions)
+	r.Stalled, r.Stalls = groupStalled(w, at, t0, t1, opts.partitions, opts.stall)
 	acks := slices.Clone(rec.ackedAt)
 	slices.SortFunc(acks, time.Time.Compare)
 	r.ProdStall = gapsLonger(acks, t0, t1, opts.stall)
@@ -136,13 +137,16 @@ func longestWait(ivs []interval, t0, t1 time.Time) time.Duration {
 
 // groupStalled is the time, in 10 ms slices of [t0, t1), in which no
 // partition delivered anything while more than half of the partitions had
-// a message waiting at the slice's start: the whole group stopped, not a
-// pause of the producer (nothing waits then) nor one absent instance's
-// share (a sixth waits).
-func groupStalled(w map[int32][]interval, deliveries []time.Time, t0, t1 time.Time, partitions int) time.Duration {
+// a message waiting at the slice's start, counted in runs of consecutive
+// slices that last minSpan at least: the whole group stopped, not a
+// pause of the producer (nothing waits then), nor one absent instance's
+// share (a sixth waits), nor the 10 to 90 ms in which a loaded machine
+// runs none of the consumers. It also returns those runs, as offsets
+// from t0.
+func groupStalled(w map[int32][]interval, deliveries []time.Time, t0, t1 time.Time, partitions int, minSpan time.Duration) (time.Duration, []span) {
 	n := int(t1.Sub(t0) / slice)
 	if n <= 0 {
-		return 0
+		return 0, nil
 	}
 	busy := make([]bool, n)
 	for _, t := range deliveries {
@@ -163,13 +167,33 @@ func groupStalled(w map[int32][]interval, deliveries []time.Time, t0, t1 time.Ti
 			}
 		}
 	}
-	var stalled time.Duration
+	var runs []span
 	for i := range n {
-		if !busy[i] && 2*waiters[i] > partitions {
-			stalled += slice
+		if busy[i] || 2*waiters[i] <= partitions {
+			continue
+		}
+		from := time.Duration(i) * slice
+		if k := len(runs) - 1; k >= 0 && runs[k].To == from {
+			runs[k].To += slice
+		} else {
+			runs = append(runs, span{From: from, To: from + slice})
 		}
 	}
-	return stalled
+	var stalled time.Duration
+	var long []span
+	for _, r := range runs {
+		if r.To-r.From >= minSpan {
+			stalled += r.To - r.From
+			long = append(long, r)
+		}
+	}
+	return stalled, long
+}
+
+// span is [From, To) from a deploy's start.
+type span struct {
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
 }
 
 // gapsLonger sums the gaps longer than threshold between consecutive

@@ -93,12 +93,18 @@ func TestGroupStalled(t *testing.T) {
 				return 1500
 			}
 			return ack + 5
-		}, 500 * time.Millisecond},
+		}, 500 * time.Millisecond}, // slices 1,000 to 1,490, one run
+		{"every partition stopped from 1,000 to 1,050 ms: shorter than a stall", func(_ int32, ack int) int {
+			if ack == 1000 {
+				return 1050
+			}
+			return ack + 5
+		}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := flow(parts, 3000, c.deliver)
-			got := groupStalled(waiting(rec, at(4000)), deliveryTimes(rec), at(0), at(3000), parts)
+			got, _ := groupStalled(waiting(rec, at(4000)), deliveryTimes(rec), at(0), at(3000), parts, 100*time.Millisecond)
 			if got != c.want {
 				t.Errorf("stalled %v, want %v", got, c.want)
 			}
@@ -121,7 +127,7 @@ func TestGroupStalledIgnoresAProducerPause(t *testing.T) {
 			kept.deliveries = append(kept.deliveries, d)
 		}
 	}
-	if got := groupStalled(waiting(kept, at(4000)), deliveryTimes(kept), at(0), at(3000), 6); got != 0 {
+	if got, _ := groupStalled(waiting(kept, at(4000)), deliveryTimes(kept), at(0), at(3000), 6, 100*time.Millisecond); got != 0 {
 		t.Errorf("stalled %v during a producer pause, want 0", got)
 	}
 	acks := slices.Clone(kept.ackedAt)
