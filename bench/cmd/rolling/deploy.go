@@ -74,6 +74,14 @@ func (g *group) closeSlot(slot int) error {
 	return nil
 }
 
+// remove closes every running instance and deletes the group's topic.
+func (g *group) remove() {
+	if err := g.closeAll(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	deleteTopic(g.opts.st.brokers, g.spec.topic)
+}
+
 // closeAll closes every running instance, reporting the first error.
 func (g *group) closeAll() error {
 	var errs []error
@@ -157,7 +165,7 @@ func runRolling(kind string, opts options) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	defer g.closeAll()
+	defer g.remove()
 	for slot := range opts.instances {
 		if err := g.startSlot(slot); err != nil {
 			return row{}, err

@@ -13,7 +13,7 @@
 // away -away, starts again, and the next is closed only once the group is
 // stable again. After the last, it produces for -warm more, stops the
 // producer, waits until every acknowledged offset was delivered (at most
-// -drain) and closes the instances.
+// -drain), closes the instances and deletes the topic.
 //
 // A group is stable when every partition is held by exactly one running
 // instance, each holds its even share (partitions/instances, or one more),
@@ -189,7 +189,7 @@ func run(opts options, which string, groups []string, rounds int, out string) er
 		}
 		rep.NeverReturns = &res
 		fmt.Printf("ours-static, grace window %v: the leaver's %d partitions delivered by the others %v after its Close began (its Close took %v; window + 1 s = %v); %d delivered by others within the window, %d lost, %d duplicates\n",
-			res.Grace, res.Moved, res.Taken.Round(time.Millisecond), res.Close.Round(time.Millisecond), res.Grace+time.Second, res.Early, res.Lost, res.Dups)
+			res.Grace, res.Partitions, res.Taken.Round(time.Millisecond), res.Close.Round(time.Millisecond), res.Grace+time.Second, res.Early, res.Lost, res.Dups)
 	default:
 		return fmt.Errorf("unknown -case %q (rolling, never-returns)", which)
 	}

@@ -10,13 +10,13 @@ import (
 
 // neverReturns is the -case never-returns figure.
 type neverReturns struct {
-	Grace time.Duration `json:"grace_window_ns"`
-	Close time.Duration `json:"close_ns"`      // the leaver's Close, start to return
-	Taken time.Duration `json:"taken_over_ns"` // from the start of its Close to the first delivery by another instance of the last of its partitions
-	Moved int           `json:"partitions"`    // the leaver's partitions
-	Lost  int           `json:"lost"`
-	Dups  int           `json:"duplicates"`
-	Early int           `json:"early"` // deliveries of the leaver's partitions by others within the window
+	Grace      time.Duration `json:"grace_window_ns"`
+	Close      time.Duration `json:"close_ns"`      // the leaver's Close, start to return
+	Taken      time.Duration `json:"taken_over_ns"` // from the start of its Close to the first delivery by another instance of the last of its partitions
+	Partitions int           `json:"partitions"`    // the leaver's partitions
+	Lost       int           `json:"lost"`
+	Dups       int           `json:"duplicates"`
+	Early      int           `json:"early"` // deliveries of the leaver's partitions by others within the window
 }
 
 // runNeverReturns runs ours, static, with grace window opts.grace: the
@@ -29,7 +29,7 @@ func runNeverReturns(opts options) (neverReturns, error) {
 	if err != nil {
 		return neverReturns{}, err
 	}
-	defer g.closeAll()
+	defer g.remove()
 	for slot := range opts.instances {
 		if err := g.startSlot(slot); err != nil {
 			return neverReturns{}, err
@@ -61,7 +61,7 @@ func runNeverReturns(opts options) (neverReturns, error) {
 	if err := g.closeSlot(leaver); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
-	res := neverReturns{Grace: opts.grace, Close: time.Since(c0), Moved: len(theirs)}
+	res := neverReturns{Grace: opts.grace, Close: time.Since(c0), Partitions: len(theirs)}
 	taken := func() (time.Duration, bool) {
 		ds := l.snapshot().deliveries
 		first := make(map[int32]time.Time)

@@ -76,3 +76,18 @@ func groupRebalanceDelay(brokers []string) string {
 	}
 	return "unknown"
 }
+
+// deleteTopic deletes topic, so that runs leave no partitions behind on a
+// shared broker; a failure is printed, not returned.
+func deleteTopic(brokers []string, topic string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err == nil {
+		defer cl.Close()
+		_, err = kadm.NewClient(cl).DeleteTopic(ctx, topic)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "delete %s: %v\n", topic, err)
+	}
+}
