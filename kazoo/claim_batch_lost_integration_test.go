@@ -41,10 +41,10 @@ func TestIntegrationClaimBatchLostReply(t *testing.T) {
 	muted := make(chan struct{})
 	go func() {
 		close(muted)
-		proxy.LoseReplies(500 * time.Millisecond)
+		proxy.LoseReplies(time.Second)
 	}()
 	<-muted
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // LoseReplies has muted the proxy
 	results := a.ClaimBatch(reqs)
 	if exists.Load() != lostBatchPartitions {
 		t.Fatalf("%d claims met their own node, want %d: the batch's reply was not lost", exists.Load(), lostBatchPartitions)
@@ -82,10 +82,10 @@ func TestIntegrationReleaseBatchLostReply(t *testing.T) {
 	muted := make(chan struct{})
 	go func() {
 		close(muted)
-		proxy.LoseReplies(500 * time.Millisecond)
+		proxy.LoseReplies(time.Second)
 	}()
 	<-muted
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // LoseReplies has muted the proxy
 	for i, err := range a.ReleaseBatch(claims) {
 		if err != nil {
 			t.Logf("partition %d: %v", i, err)
