@@ -79,10 +79,12 @@ func (r *KazooRegistry) WatchOwner(ctx context.Context, topic string, partition 
 
 // Release implements Registry with ConsumergroupInstance.Release, batched
 // with concurrent calls (ReleaseBatch), and returns ctx's error as soon as
-// ctx is done, even while ZooKeeper is unreachable. The kazoo call then goes on in a goroutine of its own until
-// its request returns: when the connection comes back (the release may
-// still apply then; its epoch fence keeps it from touching any later claim)
-// or when the Kazoo is closed. So no goroutine outlives the connection.
+// ctx is done, even while ZooKeeper is unreachable. A call still queued
+// behind a batch in flight is then withdrawn unsent; one already in a
+// batch goes on in a goroutine of its own until its request returns: when
+// the connection comes back (the release may still apply then; its epoch
+// fence keeps it from touching any later claim) or when the Kazoo is
+// closed. So no goroutine outlives the connection.
 func (r *KazooRegistry) Release(ctx context.Context, c *kazoo.PartitionClaim) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -16,9 +16,48 @@ import (
 // it as before. See docs/coordination.md#claims-and-releases-in-batches.
 
 // MaxBatch is the most partitions ClaimBatch and ReleaseBatch put in one
-// Multi (two operations each), which keeps a request far below
-// ZooKeeper's default jute.maxbuffer of 1 MiB even with long paths.
+// Multi (two operations each); fewer when their paths are long (see
+// maxMultiBytes).
 const MaxBatch = 256
+
+// maxMultiBytes bounds what one batch's Multi carries (paths, data, ACLs):
+// half of ZooKeeper's default jute.maxbuffer of 1 MiB. The server drops
+// the connection of a longer request, and every request in flight with it,
+// which long group, topic or instance names would otherwise reach.
+const maxMultiBytes = 512 << 10
+
+// multiOpBytes is what one operation of a Multi carries besides its
+// strings: the Multi's header, the lengths, the version or flags.
+const multiOpBytes = 32
+
+// inBatches calls run for consecutive ranges [start, end) of n partitions,
+// each of at most MaxBatch partitions and, by size(i) (partition i's
+// strings, for its two operations), at most maxMultiBytes; a partition
+// bigger than that alone goes in a range of its own.
+func inBatches(n int, size func(i int) int, run func(start, end int)) {
+	for start := 0; start < n; {
+		end, bytes := start, 0
+		for end < n && end-start < MaxBatch {
+			b := size(end) + 2*multiOpBytes
+			if end > start && bytes+b > maxMultiBytes {
+				break
+			}
+			bytes += b
+			end++
+		}
+		run(start, end)
+		start = end
+	}
+}
+
+// aclBytes is what acl adds to a create request.
+func aclBytes(acl []zk.ACL) int {
+	n := 4
+	for _, a := range acl {
+		n += 12 + len(a.Scheme) + len(a.ID)
+	}
+	return n
+}
 
 // ClaimRequest names one partition for ClaimBatch.
 type ClaimRequest struct {
@@ -35,16 +74,22 @@ type ClaimResult struct {
 
 // ClaimBatch claims each partition of reqs, as Claim does, and returns
 // their results in reqs' order. All of them are first tried in one Multi
-// (per MaxBatch of them) of the creates and epoch bumps Claim sends; if
-// that Multi is refused, or the session changed while it was in flight,
-// each partition of it is claimed by Claim, concurrently (ZooKeeper
-// pipelines the requests of one session), and gets Claim's answer.
+// (per MaxBatch of them, fewer for long paths) of the creates and epoch
+// bumps Claim sends; if that Multi is refused, or the session changed
+// while it was in flight, each partition of it is claimed by Claim,
+// concurrently (ZooKeeper pipelines the requests of one session), and gets
+// Claim's answer.
 func (cgi *ConsumergroupInstance) ClaimBatch(reqs []ClaimRequest) []ClaimResult {
 	out := make([]ClaimResult, len(reqs))
-	for start := 0; start < len(reqs); start += MaxBatch {
-		end := min(start+MaxBatch, len(reqs))
+	kz := cgi.kz()
+	id := len(cgi.ID)
+	inBatches(len(reqs), func(i int) int {
+		r := reqs[i]
+		return len(kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition)) + len(kz.epochPath(cgi.cg.Name, r.Topic, r.Partition)) +
+			2*id + aclBytes(kz.acl)
+	}, func(start, end int) {
 		cgi.claimBatch(reqs[start:end], out[start:end])
-	}
+	})
 	return out
 }
 
@@ -102,16 +147,23 @@ func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, out []Cla
 // ReleaseBatch releases each claim of cs, as Release does, and returns
 // their errors in cs' order. Each owner node is read first (the reads are
 // pipelined); those that belong to their claim's session and instance are
-// deleted in one Multi (per MaxBatch of them) of Release's fenced deletes,
-// Check(epoch, claim's epoch) then Delete(owner, version read). A claim
+// deleted in one Multi (per MaxBatch of them, fewer for long paths) of
+// Release's fenced deletes, Check(epoch, claim's epoch) then Delete(owner,
+// version read). A claim
 // whose node was not read as its own, and every claim of a refused Multi,
 // goes through Release on its own and gets Release's answer.
 func (cgi *ConsumergroupInstance) ReleaseBatch(cs []*PartitionClaim) []error {
 	out := make([]error, len(cs))
-	for start := 0; start < len(cs); start += MaxBatch {
-		end := min(start+MaxBatch, len(cs))
+	kz := cgi.kz()
+	inBatches(len(cs), func(i int) int {
+		c := cs[i]
+		if c == nil {
+			return 0
+		}
+		return len(kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)) + len(kz.epochPath(cgi.cg.Name, c.Topic, c.Partition))
+	}, func(start, end int) {
 		cgi.releaseBatch(cs[start:end], out[start:end])
-	}
+	})
 	return out
 }
 
