@@ -76,7 +76,7 @@ type fetchResult struct {
 	// unparsed holds the answer's messages before they are made: the
 	// round's loop only scans an answer, and the caller makes its
 	// messages (see parse).
-	unparsed *unparsedRecords
+	unparsed pendingMessages
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
