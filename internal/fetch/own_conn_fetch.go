@@ -145,48 +145,59 @@ func (c *ownFetchConn) negotiatedVersion() (int16, error) {
 }
 
 // fetch sends one Fetch request for batch and returns the decoded
-// response. An error is the request's: the connection is then dropped.
+// response. An error is the request's (the connection is then dropped),
+// or a sarama.PacketDecodingError for a response that does not decode.
 func (c *ownFetchConn) fetch(req fetchRequestFields, batch []*fetchWant) (*fetchAnswer, error) {
+	body, version, err := c.roundTrip(req, batch)
+	if err != nil {
+		return nil, err
+	}
+	return decodeFetchResponse(body, version)
+}
+
+// roundTrip sends one Fetch request for batch and returns its response's
+// body (after the header) and version.
+func (c *ownFetchConn) roundTrip(req fetchRequestFields, batch []*fetchWant) ([]byte, int16, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.start(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c.correlation++
 	req.version = c.version
 	msg := encodeFetchRequest(req, c.correlation, c.conf.ClientID, batch)
 	now := time.Now()
 	if err := c.socket.SetDeadline(now.Add(c.conf.Net.WriteTimeout)); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := c.socket.Write(msg); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := c.socket.SetReadDeadline(time.Now().Add(c.conf.Net.ReadTimeout)); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	var head [8]byte // size, correlation id
 	if _, err := io.ReadFull(c.socket, head[:]); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	size := int32(binary.BigEndian.Uint32(head[:]))
 	if id := int32(binary.BigEndian.Uint32(head[4:])); id != c.correlation {
-		return nil, fmt.Errorf("fetch response: correlation id %d, want %d", id, c.correlation)
+		return nil, 0, fmt.Errorf("fetch response: correlation id %d, want %d", id, c.correlation)
 	}
 	if size < 4 || size > sarama.MaxResponseSize {
-		return nil, fmt.Errorf("fetch response: size %d", size)
+		return nil, 0, fmt.Errorf("fetch response: size %d", size)
 	}
 	body := make([]byte, size-4)
 	if _, err := io.ReadFull(c.socket, body); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if c.version >= 12 { // the response header's tagged fields
 		r := &wireReader{buf: body, flexible: true}
 		r.skipTags()
 		if r.err != nil {
-			return nil, r.err
+			return nil, 0, r.err
 		}
 		body = body[r.off:]
 	}
-	return decodeFetchResponse(body, c.version)
+	return body, c.version, nil
 }
