@@ -167,6 +167,8 @@ func (c *ownFetchConn) roundTrip(req fetchRequestFields, batch []*fetchWant) ([]
 	req.version = c.version
 	msg := encodeFetchRequest(req, c.correlation, c.conf.ClientID, batch)
 	now := time.Now()
+	received := 0
+	defer func() { c.countRound(len(msg), received, time.Since(now), batch) }()
 	if err := c.socket.SetDeadline(now.Add(c.conf.Net.WriteTimeout)); err != nil {
 		return nil, 0, err
 	}
@@ -191,6 +193,7 @@ func (c *ownFetchConn) roundTrip(req fetchRequestFields, batch []*fetchWant) ([]
 	if _, err := io.ReadFull(c.socket, body); err != nil {
 		return nil, 0, err
 	}
+	received = len(head) + len(body)
 	if c.version >= 12 { // the response header's tagged fields
 		r := &wireReader{buf: body, flexible: true}
 		r.skipTags()

@@ -80,7 +80,7 @@ func decodeRecords(raw []byte) (decodedRecords, error) {
 			d.partial = d.partial || len(d.batches) == 0
 			break
 		}
-		if raw[magicOffset] < 2 {
+		if int8(raw[magicOffset]) < 2 { // signed, as sarama reads it
 			d.legacy, d.hasEnd = true, false
 			break
 		}
