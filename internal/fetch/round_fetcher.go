@@ -251,7 +251,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // run sends the queued wants of broker id, one request per round, until
 // none are left (see nextRound), each to the broker last named leader under
 // id. A round that finds an own connection closed is sent once more over a
-// new one; a round whose response sarama cannot decode has each of its
+// new one; a round whose response does not decode has each of its
 // wants fetched alone (see isolate); a round that fails otherwise, or
 // again, drops its connection, and its wants get the error. See
 // docs/batch-feed.md, "Broken connections" and "Errors stay per
