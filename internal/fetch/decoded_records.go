@@ -137,7 +137,7 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 			i++
 			m.Topic, m.Partition, m.Offset = u.topic, u.partition, o
 			m.Key, m.Value, m.Timestamp, m.BlockTimestamp = rec.key, rec.value, ts, b.maxTimestamp
-			held += int64(len(rec.key) + len(rec.value))
+			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
 			if rec.headers == 0 {
 				m.Headers = []*sarama.RecordHeader{} // as sarama decodes no header
 			} else if rec.headers > 0 {
@@ -152,7 +152,6 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 					v, _ := hr.bytes()
 					headers = append(headers, sarama.RecordHeader{Key: k, Value: v})
 					headerPtrs = append(headerPtrs, &headers[len(headers)-1])
-					held += int64(len(k) + len(v))
 				}
 				m.Headers = headerPtrs[start:len(headerPtrs):len(headerPtrs)]
 			}
@@ -166,7 +165,8 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 	return msgs, held
 }
 
-// held implements pendingMessages.
+// held implements pendingMessages. A batch kept whole counts what
+// decodeRecords summed; only a batch kept in part is walked.
 func (u *decodedPending) held() int64 {
 	var held int64
 	left := u.kept - u.made
@@ -179,6 +179,11 @@ func (u *decodedPending) held() int64 {
 		if b.control {
 			continue
 		}
+		if (bi != u.batch || u.at == 0) && b.firstOffset >= u.from && b.count <= left {
+			held += b.held
+			left -= b.count
+			continue
+		}
 		rr := recordReader{buf: b.records}
 		if bi == u.batch {
 			rr.off = u.at
@@ -188,13 +193,7 @@ func (u *decodedPending) held() int64 {
 			if b.firstOffset+rec.offsetDelta < u.from {
 				continue
 			}
-			held += int64(len(rec.key) + len(rec.value))
-			hr := recordReader{buf: b.records, off: rec.headersAt}
-			for range max(rec.headers, 0) {
-				k, _ := hr.bytes()
-				v, _ := hr.bytes()
-				held += int64(len(k) + len(v))
-			}
+			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
 			left--
 		}
 	}

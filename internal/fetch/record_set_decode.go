@@ -51,6 +51,7 @@ type decodedBatch struct {
 	logAppendTime   bool
 	count           int    // its records
 	records         []byte // its records, decompressed
+	held            int64  // what its records' messages hold (see heldBytes)
 	// partial says the batch is cut off by the fetch size: it holds no
 	// record (only ever a partition's first batch, as in sarama).
 	partial bool
@@ -146,13 +147,13 @@ func decodeBatch(raw []byte) (decodedBatch, int, error) {
 	if err != nil {
 		return decodedBatch{}, 0, err
 	}
-	switch err := checkRecords(records, count); {
+	switch held, err := checkRecords(records, count); {
 	case errors.Is(err, errShortRecords):
 		b.partial, b.count = true, 0 // as sarama reads a batch whose records are cut short
 	case err != nil:
 		return decodedBatch{}, 0, err
 	default:
-		b.records = records
+		b.records, b.held = records, held
 	}
 	return b, end, nil
 }
@@ -169,19 +170,22 @@ func batchTimestamp(millis int64) time.Time {
 // errShortRecords says a batch's records end before its record count.
 var errShortRecords = errors.New("records cut short")
 
-// checkRecords checks that records holds count records and nothing more.
-func checkRecords(records []byte, count int) error {
+// checkRecords checks that records holds count records and nothing more,
+// and returns what their messages hold (see heldBytes).
+func checkRecords(records []byte, count int) (int64, error) {
 	r := recordReader{buf: records}
 	var rec decodedRecord
+	var held int64
 	for range count {
 		if err := r.next(&rec); err != nil {
-			return err
+			return 0, err
 		}
+		held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
 	}
 	if r.off != len(records) {
-		return fmt.Errorf("%w: %d bytes after the records", errMalformedRecords, len(records)-r.off)
+		return 0, fmt.Errorf("%w: %d bytes after the records", errMalformedRecords, len(records)-r.off)
 	}
-	return nil
+	return held, nil
 }
 
 // decodedRecord is one record of a batch; its key, value and headers alias
@@ -190,9 +194,11 @@ type decodedRecord struct {
 	timestampDelta int64 // ms
 	offsetDelta    int64
 	key, value     []byte
-	// headers is the header count (-1: none), headersAt where they start.
-	headers   int
-	headersAt int
+	// headers is the header count (-1: none), headersAt where they start,
+	// headerBytes their keys' and values' bytes.
+	headers     int
+	headersAt   int
+	headerBytes int64
 }
 
 // recordReader reads a batch's records one after the other.
@@ -233,14 +239,17 @@ func (r *recordReader) next(rec *decodedRecord) error {
 	if headers > int64(len(r.buf)-r.off) {
 		return errShortRecords
 	}
-	rec.headers, rec.headersAt = int(max(headers, -1)), r.off
+	rec.headers, rec.headersAt, rec.headerBytes = int(max(headers, -1)), r.off, 0
 	for range max(headers, 0) {
-		if _, err := r.bytes(); err != nil {
+		k, err := r.bytes()
+		if err != nil {
 			return err
 		}
-		if _, err := r.bytes(); err != nil {
+		v, err := r.bytes()
+		if err != nil {
 			return err
 		}
+		rec.headerBytes += int64(len(k) + len(v))
 	}
 	// sarama compares the length with the record's size after a length
 	// field of the length's canonical size
@@ -258,6 +267,12 @@ func varintSize(v int64) int {
 
 // varint reads a zig-zag varint.
 func (r *recordReader) varint() (int64, error) {
+	if r.off < len(r.buf) {
+		if b := r.buf[r.off]; b < 0x80 { // one byte, most of a record's
+			r.off++
+			return int64(b>>1) ^ -int64(b&1), nil
+		}
+	}
 	v, n := binary.Varint(r.buf[r.off:])
 	switch {
 	case n == 0:
