@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 	"time"
 )
 
@@ -261,28 +262,29 @@ func (r *recordReader) next(rec *decodedRecord) error {
 
 // varintSize is the size of v's canonical zig-zag varint encoding.
 func varintSize(v int64) int {
-	var tmp [binary.MaxVarintLen64]byte
-	return binary.PutVarint(tmp[:], v)
+	u := uint64(v<<1) ^ uint64(v>>63)
+	return max(1, (bits.Len64(u)+6)/7)
 }
 
-// varint reads a zig-zag varint.
+// varint reads a zig-zag varint, as binary.Varint would (the same
+// overflow), inline.
 func (r *recordReader) varint() (int64, error) {
-	if r.off < len(r.buf) {
-		if b := r.buf[r.off]; b < 0x80 { // one byte, most of a record's
-			r.off++
-			return int64(b>>1) ^ -int64(b&1), nil
+	var x uint64
+	var s uint
+	for i, b := range r.buf[r.off:] {
+		if i == binary.MaxVarintLen64 || i == binary.MaxVarintLen64-1 && b > 1 {
+			return 0, fmt.Errorf("%w: varint overflow", errMalformedRecords)
 		}
+		if b < 0x80 {
+			x |= uint64(b) << s
+			r.off += i + 1
+			return int64(x>>1) ^ -int64(x&1), nil
+		}
+		x |= uint64(b&0x7f) << s
+		s += 7
 	}
-	v, n := binary.Varint(r.buf[r.off:])
-	switch {
-	case n == 0:
-		r.off = len(r.buf)
-		return 0, errShortRecords
-	case n < 0:
-		return 0, fmt.Errorf("%w: varint overflow", errMalformedRecords)
-	}
-	r.off += n
-	return v, nil
+	r.off = len(r.buf)
+	return 0, errShortRecords
 }
 
 // bytes reads a varint-prefixed byte string: nil for a length of -1, an
