@@ -313,3 +313,22 @@ func FuzzDecodeFetchResponse(f *testing.F) {
 		checkAgainstSarama(t, oracles[v], body, v, false)
 	})
 }
+
+// A compressed batch larger than sarama.MaxDecompressedBatchSize fails
+// its partition with sarama's error, whatever the codec.
+func TestDecodeHoldsMaxDecompressedBatchSize(t *testing.T) {
+	limit := sarama.MaxDecompressedBatchSize
+	t.Cleanup(func() { sarama.MaxDecompressedBatchSize = limit })
+	for _, codec := range []sarama.CompressionCodec{sarama.CompressionGZIP, sarama.CompressionSnappy, sarama.CompressionLZ4, sarama.CompressionZSTD} {
+		body := encodeWithSarama(t, responseShapes()["codec "+codec.String()], 12)
+		sarama.MaxDecompressedBatchSize = 100
+		a, err := decodeFetchResponse(body, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := scanAnswer(a.partition("t", 0), &fetchWant{topic: "t", limit: 100}); !errors.Is(r.err, sarama.ErrDecompressedBatchTooLarge) {
+			t.Fatalf("%s: a batch over the limit answers %v", codec, r.err)
+		}
+		sarama.MaxDecompressedBatchSize = limit
+	}
+}
