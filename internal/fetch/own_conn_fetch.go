@@ -25,7 +25,8 @@ import (
 // when tlsConf is set, and keeps it.
 type socketCapture struct {
 	inner   dialer
-	tlsConf *tls.Config // nil: no TLS
+	tlsConf *tls.Config   // nil: no TLS
+	timeout time.Duration // the TLS handshake's (Net.DialTimeout; 0: none)
 
 	mu     sync.Mutex
 	socket net.Conn
@@ -38,7 +39,18 @@ func (c *socketCapture) Dial(network, addr string) (net.Conn, error) {
 		return nil, err
 	}
 	if c.tlsConf != nil {
-		conn = tls.Client(conn, serverNamed(addr, c.tlsConf))
+		// Handshake now, bounded: sarama would handshake on its first
+		// request, under the read deadline it sets for TLS.
+		tc := tls.Client(conn, serverNamed(addr, c.tlsConf))
+		if c.timeout > 0 {
+			_ = tc.SetDeadline(time.Now().Add(c.timeout))
+		}
+		if err := tc.Handshake(); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		_ = tc.SetDeadline(time.Time{})
+		conn = tc
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -65,7 +77,7 @@ type dialer interface {
 // capturingConfig returns conf dialing through a new socketCapture over
 // inner, which takes over conf's TLS.
 func capturingConfig(conf *sarama.Config, inner dialer) (*sarama.Config, *socketCapture) {
-	capture := &socketCapture{inner: inner}
+	capture := &socketCapture{inner: inner, timeout: conf.Net.DialTimeout}
 	c := *conf
 	if c.Net.TLS.Enable {
 		capture.tlsConf = c.Net.TLS.Config
