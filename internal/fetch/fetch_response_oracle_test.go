@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -137,8 +138,15 @@ func (o *saramaOracle) serve() {
 	}
 }
 
-// decode returns sarama's reading of body.
+// decode returns sarama's reading of body. The throttle time is read
+// from body and zeroed in what sarama's Broker gets: a Broker answered one
+// holds its next request back that long.
 func (o *saramaOracle) decode(tb testing.TB, body []byte) (*sarama.FetchResponse, error) {
+	var throttle time.Duration
+	if len(body) >= 4 {
+		throttle = time.Duration(int32(binary.BigEndian.Uint32(body))) * time.Millisecond
+		body = append([]byte{0, 0, 0, 0}, body[4:]...)
+	}
 	o.mu.Lock()
 	o.body = body
 	o.mu.Unlock()
@@ -151,11 +159,12 @@ func (o *saramaOracle) decode(tb testing.TB, body []byte) (*sarama.FetchResponse
 	req := newFetchRequest(o.conf)
 	req.AddBlock("t", 0, 0, 1<<20, -1)
 	resp, err := o.broker.Fetch(req)
-	// A Broker answered a throttle time holds its next request back that
-	// long: the next decode gets a new one.
-	if ok, _ := o.broker.Connected(); !ok || resp != nil && resp.ThrottleTime > 0 {
+	if ok, _ := o.broker.Connected(); !ok {
 		_ = o.broker.Close()
 		o.broker = nil
+	}
+	if resp != nil {
+		resp.ThrottleTime = throttle
 	}
 	return resp, err
 }
