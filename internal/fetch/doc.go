@@ -14,10 +14,11 @@
 // The Engine holds what partitions share: two round fetchers that
 // coalesce fetches into one request per broker (one answered at once, one
 // long-polled) over one connection of their own per broker, closed after
-// a minute unused, and a budget bounding the bytes fetched ahead. Told of a
-// moved leader (LeadersMoved, from the group's topic source), it refreshes
-// the topic's metadata and sends the partition's fetches to the new leader
-// at once. Closing it shuts those connections at once.
+// a minute unused, whose Fetch responses they decode themselves, straight
+// into messages (sarama's decoder only reads the client's connection),
+// and a budget bounding the bytes fetched ahead. Told of a moved leader
+// (LeadersMoved, from the group's topic source), it refreshes the topic's
+// metadata and sends the partition's fetches to the new leader at once. Closing it shuts those connections at once.
 //
 // What it keeps: a Source hands out every message from its start offset
 // in order, skipping nothing; an offset out of range is never skipped

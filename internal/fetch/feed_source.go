@@ -16,7 +16,7 @@ type feedSource struct {
 	feed  *batchFeed
 	retry *feedRetry                // the feed's; read once the feed ended
 	batch []*sarama.ConsumerMessage // what is left of the messages made of the batch in hand
-	rest  *unparsedRecords          // the batch in hand's messages not made yet (nil: none)
+	rest  pendingMessages           // the batch in hand's messages not made yet (nil: none)
 	made  []*sarama.ConsumerMessage // batch's backing array, made again for each slab
 	next  int64                     // after the last message handed out
 }
@@ -46,7 +46,7 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 			// made just before the hand-over, they are still in the cache.
 			s.made, _ = s.rest.take(s.made[:0], slabMessages)
 			s.batch = s.made
-			if s.rest.made == s.rest.kept || len(s.batch) == 0 {
+			if s.rest.left() == 0 || len(s.batch) == 0 {
 				s.rest = nil
 			}
 			if len(s.batch) == 0 {

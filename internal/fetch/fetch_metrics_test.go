@@ -73,3 +73,41 @@ func TestFeedUpdatesConsumerBatchSize(t *testing.T) {
 		t.Fatalf("consumer-batch-size: %d updates summing %d after one batch of 3 went out, want 1 of 3", n, sum)
 	}
 }
+
+// countingMeter counts what is marked on it.
+type countingMeter struct {
+	metrics.NilMeter
+	n atomic.Int64
+}
+
+func (m *countingMeter) Mark(n int64) { m.n.Add(n) }
+
+// The own connections' rounds, written and read by the fetchers
+// themselves rather than by sarama's Broker, still count in sarama's
+// per-broker meters, as they did when sarama sent them.
+func TestOwnConnectionFetchCountsInBrokerMeters(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 3)
+	defer broker.Close()
+	mockFetchLeader(t, broker)
+	e := mockFetchGroup(t, broker)
+	reg := metrics.NewRegistry()
+	meters := map[string]*countingMeter{}
+	for _, name := range []string{"consumer-fetch-rate-for-broker-3", "incoming-byte-rate-for-broker-3", "request-rate-for-broker-3"} {
+		meters[name] = &countingMeter{}
+		if err := reg.Register(name, meters[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.config.MetricRegistry = reg
+	f := newRoundFetcher(e)
+	f.own = newOwnConns(f.env)
+	defer f.closeConns()
+	if r := f.fetchUpTo(context.Background(), "t", 0, 0, 10); r.err != nil {
+		t.Fatal(r.err)
+	}
+	for name, m := range meters {
+		if m.n.Load() == 0 {
+			t.Errorf("%s: nothing counted after a fetch over the own connection", name)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type ownConns struct {
 // ownConn is the own connection to one broker.
 type ownConn struct {
 	broker *sarama.Broker
+	// fetch sends the rounds' Fetch requests over broker's socket (see
+	// own_conn_fetch.go).
+	fetch *ownFetchConn
 	// rounds are the rounds in flight over it, longPolls those of them
 	// that wait on the broker.
 	rounds, longPolls int
@@ -68,7 +71,7 @@ func (o *ownConns) acquire(leader *sarama.Broker, longPoll bool) (conn *sarama.B
 	c, ok := o.conns[id]
 	if ok && c.broker.Addr() != leader.Addr() { // the broker moved; its old connection goes
 		o.forget(id, c)
-		go func() { _ = c.broker.Close() }() // waits for a long poll on it, if one is in flight
+		go c.close() // waits for a long poll on it, if one is in flight
 		ok = false
 	}
 	if ok && !longPoll && c.longPolls > 0 {
@@ -79,7 +82,9 @@ func (o *ownConns) acquire(leader *sarama.Broker, longPoll bool) (conn *sarama.B
 			o.dialer = brokerconn.NewDialer(o.env.config.Config)
 		}
 		c = &ownConn{broker: ownBroker(leader)}
-		_ = c.broker.Open(brokerconn.Config(o.env.config.Config, o.dialer)) // a failed dial fails the round's Fetch
+		conf, capture := capturingConfig(brokerconn.Config(o.env.config.Config, o.dialer), o.dialer)
+		c.fetch = &ownFetchConn{broker: c.broker, capture: capture, conf: conf}
+		_ = c.broker.Open(conf) // a failed dial fails the round's Fetch
 		o.conns[id] = c
 	}
 	c.rounds++
@@ -125,7 +130,7 @@ func (o *ownConns) closeIdle(id int32, c *ownConn, released uint64) {
 	}
 	delete(o.conns, id)
 	o.mu.Unlock()
-	_ = c.broker.Close() // nothing in flight: no round uses it
+	c.close() // nothing in flight: no round uses it
 }
 
 // drop forgets conn, the own connection to broker id, after a round over
@@ -144,9 +149,28 @@ func (o *ownConns) drop(id int32, conn *sarama.Broker) {
 	o.forget(id, c)
 	o.mu.Unlock()
 	// The other fetcher's round may still be in flight over it, which
-	// Close waits for: that round fails at once if the connection broke,
+	// close waits for: that round fails at once if the connection broke,
 	// and closeAll shuts the socket under it.
-	go func() { _ = conn.Close() }()
+	go c.close()
+}
+
+// close closes c once the round in flight over it, if any, is over.
+func (c *ownConn) close() {
+	c.fetch.mu.Lock()
+	defer c.fetch.mu.Unlock()
+	_ = c.broker.Close()
+}
+
+// fetchConn returns the own connection whose Broker is conn, or nil.
+func (o *ownConns) fetchConn(conn *sarama.Broker) *ownFetchConn {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, c := range o.conns {
+		if c.broker == conn {
+			return c.fetch
+		}
+	}
+	return nil
 }
 
 // forget removes c, the own connection to broker id, and stops its idle
@@ -175,7 +199,7 @@ func (o *ownConns) closeAll() {
 		d.CloseAll()
 	}
 	for _, c := range conns {
-		_ = c.broker.Close()
+		c.close()
 	}
 }
 

@@ -18,8 +18,21 @@ import (
 // caller all at once (fetchResult.parse). See docs/performance.md, "Per
 // message".
 
-// unparsedRecords is a partition's answer whose messages are not made
-// yet.
+// pendingMessages are the kept records of a partition's answer whose
+// messages are not made yet: unparsedRecords for an answer sarama decoded,
+// decodedPending for one this package did.
+type pendingMessages interface {
+	// take makes the next messages, at most n, in one slab, appends them
+	// to msgs and returns the bytes they hold (see heldBytes).
+	take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.ConsumerMessage, int64)
+	// held returns what the messages not made yet will hold.
+	held() int64
+	count() int // the messages kept, made or not
+	left() int  // the messages not made yet
+}
+
+// unparsedRecords is a partition's answer sarama decoded whose messages
+// are not made yet.
 type unparsedRecords struct {
 	block     *sarama.FetchResponseBlock
 	topic     string
@@ -114,10 +127,13 @@ func scanRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	return found(next)
 }
 
+func (u *unparsedRecords) count() int { return u.kept }
+func (u *unparsedRecords) left() int  { return u.kept - u.made }
+
 // messages returns how many messages r holds, made or not.
 func (r *fetchResult) messages() int {
 	if r.unparsed != nil {
-		return r.unparsed.kept
+		return r.unparsed.count()
 	}
 	return len(r.msgs)
 }
@@ -127,7 +143,7 @@ func (r *fetchResult) messages() int {
 // counts them).
 func (r *fetchResult) parse() {
 	if u := r.unparsed; u != nil {
-		r.msgs, r.bytes = u.messages(r.msgs)
+		r.msgs, r.bytes = makeMessages(u, r.msgs)
 		r.unparsed = nil
 	}
 }
@@ -141,13 +157,13 @@ func (r *fetchResult) held() int64 {
 	return heldBytes(r.msgs)
 }
 
-// messages appends the messages not made yet to msgs, and returns the
-// bytes they hold (see heldBytes), counted on the way rather than in a
-// pass of their own.
-func (u *unparsedRecords) messages(msgs []*sarama.ConsumerMessage) ([]*sarama.ConsumerMessage, int64) {
-	msgs = slices.Grow(msgs, u.kept-u.made)
+// makeMessages appends the messages of u not made yet to msgs, and
+// returns the bytes they hold (see heldBytes), counted on the way rather
+// than in a pass of their own.
+func makeMessages(u pendingMessages, msgs []*sarama.ConsumerMessage) ([]*sarama.ConsumerMessage, int64) {
+	msgs = slices.Grow(msgs, u.left())
 	var held int64
-	for u.made < u.kept {
+	for u.left() > 0 {
 		var n int64
 		before := len(msgs)
 		if msgs, n = u.take(msgs, slabMessages); len(msgs) == before {
@@ -202,6 +218,7 @@ func (u *unparsedRecords) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama
 			i++
 			m.Topic, m.Partition, m.Offset = u.topic, u.partition, o
 			m.Key, m.Value, m.Timestamp, m.Headers = rec.Key, rec.Value, ts, rec.Headers
+			m.BlockTimestamp = batch.MaxTimestamp // as sarama's partition consumer sets it
 			held += recordBytes(rec)
 			msgs = append(msgs, m)
 			if u.made++; u.made == u.kept {

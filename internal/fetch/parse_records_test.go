@@ -43,11 +43,11 @@ func TestUnparsedRecordsTakenInPiecesAreTheParsedMessages(t *testing.T) {
 	}
 	var got []*sarama.ConsumerMessage
 	var held int64
-	for r.unparsed.made < r.unparsed.kept {
+	for r.unparsed.left() > 0 {
 		var n int64
 		before := len(got)
 		if got, n = r.unparsed.take(got, 7); len(got) == before {
-			t.Fatalf("take made nothing after %d of %d messages", before, r.unparsed.kept)
+			t.Fatalf("take made nothing after %d of %d messages", before, r.unparsed.count())
 		}
 		held += n
 	}

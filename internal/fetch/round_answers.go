@@ -96,9 +96,10 @@ func takeStarved(starved []*fetchWant, maxBytes int32) (batch, rest []*fetchWant
 }
 
 // isolate queues every want of batch, a round to broker id whose response
-// sarama could not decode as a whole, to be fetched alone next: one
-// partition's answer (null records below Fetch v12, a corrupt batch) then
-// fails only that partition. f.mu is not held.
+// could not be decoded as a whole, to be fetched alone next: one
+// partition's answer (over the client's connection, sarama's decoder
+// fails the whole response for null records below Fetch v12 or a corrupt
+// batch) then fails only that partition. f.mu is not held.
 func (f *roundFetcher) isolate(id int32, batch []*fetchWant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -109,8 +110,8 @@ func (f *roundFetcher) isolate(id int32, batch []*fetchWant) {
 }
 
 // undecodable reports whether err, a round's error, says the response was
-// read but sarama could not decode it: the request and the connection are
-// fine, some partition's answer is not.
+// read but could not be decoded (by sarama, or decodeFetchResponse): the
+// request and the connection are fine, some partition's answer is not.
 func undecodable(err error) bool {
 	var pde sarama.PacketDecodingError
 	return errors.As(err, &pde) || errors.Is(err, sarama.ErrInsufficientData)

@@ -76,7 +76,7 @@ type fetchResult struct {
 	// unparsed holds the answer's messages before they are made: the
 	// round's loop only scans an answer, and the caller makes its
 	// messages (see parse).
-	unparsed *unparsedRecords
+	unparsed pendingMessages
 }
 
 // errLegacyMessageSet says a fetch response held a legacy message set,
@@ -251,7 +251,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // run sends the queued wants of broker id, one request per round, until
 // none are left (see nextRound), each to the broker last named leader under
 // id. A round that finds an own connection closed is sent once more over a
-// new one; a round whose response sarama cannot decode has each of its
+// new one; a round whose response does not decode has each of its
 // wants fetched alone (see isolate); a round that fails otherwise, or
 // again, drops its connection, and its wants get the error. See
 // docs/batch-feed.md, "Broken connections" and "Errors stay per
@@ -314,12 +314,21 @@ func takeDistinct(wants []*fetchWant) (batch, rest []*fetchWant) {
 	return batch, rest
 }
 
+// roundResponse is a round's Fetch response: decoded by this package when
+// it came over an own connection, by sarama otherwise.
+type roundResponse struct {
+	decoded *fetchAnswer
+	sarama  *sarama.FetchResponse
+}
+
 // send sends one fetch request for batch over broker (nil: the fetcher is
 // closed) and returns the response, or the error of the request itself (a
-// broken connection, a broker gone), not the partitions' own errors.
-func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.FetchResponse, error) {
+// broken connection, a broker gone), not the partitions' own errors. Over
+// an own connection, the request is written and its response decoded here
+// (see own_conn_fetch.go); over the client's, by sarama.
+func (f *roundFetcher) send(broker *sarama.Broker, own bool, batch []*fetchWant) (roundResponse, error) {
 	if broker == nil {
-		return nil, errFetcherClosed
+		return roundResponse{}, errFetcherClosed
 	}
 	conf := f.env.config.Config
 	req := newFetchRequest(conf)
@@ -327,13 +336,21 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 		req.MinBytes = conf.Consumer.Fetch.Min
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
 	}
+	f.env.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
+	defer f.env.log.Debug("fetch round answered", "broker", broker.Addr(), "partitions", len(batch))
+	if own {
+		if c := f.own.fetchConn(broker); c != nil {
+			a, err := c.fetch(fetchRequestFields{maxWait: req.MaxWaitTime, minBytes: req.MinBytes, maxBytes: req.MaxBytes,
+				sessionID: req.SessionID, sessionEpoch: req.SessionEpoch}, batch)
+			return roundResponse{decoded: a}, err
+		}
+		// dropped meanwhile: sarama's Broker, closed, answers the error
+	}
 	for _, w := range batch {
 		req.AddBlock(w.topic, w.partition, w.offset, w.size, w.epoch)
 	}
-	f.env.log.Debug("fetch round", "broker", broker.Addr(), "partitions", len(batch))
 	resp, err := broker.Fetch(req)
-	f.env.log.Debug("fetch round answered", "broker", broker.Addr(), "partitions", len(batch), "err", err)
-	return resp, err
+	return roundResponse{sarama: resp}, err
 }
 
 // sendOver is send over conn, an own connection or not. A round over the
@@ -341,24 +358,24 @@ func (f *roundFetcher) send(broker *sarama.Broker, batch []*fetchWant) (*sarama.
 // closeConns is called (errFetcherClosed): a hung broker would hold its
 // answer, and the group's Close, for the read timeout. Its request ends
 // when sarama's does.
-func (f *roundFetcher) sendOver(conn *sarama.Broker, own bool, batch []*fetchWant) (*sarama.FetchResponse, error) {
+func (f *roundFetcher) sendOver(conn *sarama.Broker, own bool, batch []*fetchWant) (roundResponse, error) {
 	if own || conn == nil {
-		return f.send(conn, batch)
+		return f.send(conn, own, batch)
 	}
 	type answer struct {
-		resp *sarama.FetchResponse
+		resp roundResponse
 		err  error
 	}
 	done := make(chan answer, 1) // never blocks the request's goroutine
 	go func() {
-		resp, err := f.send(conn, batch)
+		resp, err := f.send(conn, false, batch)
 		done <- answer{resp, err}
 	}()
 	select {
 	case a := <-done:
 		return a.resp, a.err
 	case <-f.closing:
-		return nil, errFetcherClosed
+		return roundResponse{}, errFetcherClosed
 	}
 }
 
@@ -366,25 +383,25 @@ func (f *roundFetcher) sendOver(conn *sarama.Broker, own bool, batch []*fetchWan
 // share of resp, or with err, but for those the response's byte limit
 // starved (see answer). It returns the wants answered nothing, no error
 // either.
-func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchResponse, err error) (empty []*fetchWant) {
+func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp roundResponse, err error) (empty []*fetchWant) {
 	if err != nil {
 		for _, w := range batch {
 			w.done <- fetchResult{err: err}
 		}
 		return nil
 	}
-	if resp.ThrottleTime > 0 && len(resp.Blocks) == 0 {
+	if throttle, none := resp.throttled(); throttle > 0 && none {
 		// Over a client quota the broker answers at once, with no
 		// partition, only how long to hold back: nothing yet, as sarama's
 		// partition consumer reads it.
 		for _, w := range batch {
-			w.done <- fetchResult{next: w.offset, throttle: resp.ThrottleTime}
+			w.done <- fetchResult{next: w.offset, throttle: throttle}
 		}
 		return nil
 	}
 	results := make([]fetchResult, len(batch))
 	for i, w := range batch {
-		results[i] = scanRecords(resp.GetBlock(w.topic, w.partition), w)
+		results[i] = resp.scan(w)
 		if r := results[i]; r.err == nil && r.messages() == 0 && r.next == w.offset {
 			empty = append(empty, w)
 		}
@@ -392,6 +409,23 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp *sarama.FetchR
 	markShared(results)
 	f.answer(id, batch, results)
 	return empty
+}
+
+// throttled returns how long the broker asked to hold back, and whether
+// the response holds no partition.
+func (r roundResponse) throttled() (time.Duration, bool) {
+	if r.decoded != nil {
+		return r.decoded.throttle, len(r.decoded.partitions) == 0
+	}
+	return r.sarama.ThrottleTime, len(r.sarama.Blocks) == 0
+}
+
+// scan scans w's partition's answer (see scanRecords).
+func (r roundResponse) scan(w *fetchWant) fetchResult {
+	if r.decoded != nil {
+		return scanAnswer(r.decoded.partition(w.topic, w.partition), w)
+	}
+	return scanRecords(r.sarama.GetBlock(w.topic, w.partition), w)
 }
 
 // parseFirstBatch returns the messages of block at and after w.offset, at

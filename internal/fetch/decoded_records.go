@@ -1,0 +1,201 @@
+package fetch
+
+import (
+	"errors"
+	"time"
+
+	"github.com/IBM/sarama"
+)
+
+// scanAnswer is scanRecords for a partition's answer this package decoded
+// (see decodeFetchResponse): the same errors, the same next offset, the
+// same messages kept, made later from the records' bytes (see
+// decodedPending). A partition whose records do not decode fails alone.
+func scanAnswer(p *partitionAnswer, w *fetchWant) fetchResult {
+	if p == nil {
+		return fetchResult{err: errors.New("fetch response without the partition")}
+	}
+	if !errors.Is(p.err, sarama.ErrNoError) {
+		return fetchResult{err: p.err}
+	}
+	recs, err := decodeRecords(p.records)
+	if err != nil {
+		return fetchResult{err: err}
+	}
+	if recs.partial {
+		return fetchResult{err: errPartialBatch}
+	}
+	limit := max(w.limit, 1)
+	kept := 0
+	found := func(next int64) fetchResult {
+		r := fetchResult{next: next, hwm: p.hwm}
+		if kept > 0 {
+			r.unparsed = &decodedPending{batches: recs.batches, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
+		}
+		return r
+	}
+	next := w.offset
+	for i := range recs.batches {
+		b := &recs.batches[i]
+		if b.partial {
+			if next == w.offset {
+				return fetchResult{err: errPartialBatch, hwm: p.hwm}
+			}
+			break
+		}
+		next = max(next, b.firstOffset+int64(b.lastOffsetDelta)+1)
+		if b.control {
+			continue
+		}
+		if b.firstOffset >= w.offset && kept+b.count < limit {
+			kept += b.count
+			continue
+		}
+		rr := recordReader{buf: b.records}
+		var rec decodedRecord
+		for range b.count {
+			_ = rr.next(&rec) // checked by decodeRecords
+			o := b.firstOffset + rec.offsetDelta
+			if o < w.offset {
+				continue
+			}
+			if kept++; kept == limit {
+				return found(o + 1)
+			}
+		}
+	}
+	if recs.legacy {
+		return fetchResult{err: errLegacyMessageSet}
+	}
+	if kept == 0 && next == w.offset && p.hwm > w.offset {
+		// Batches compacted empty: step past them, never past the mark
+		// (see scanRecords).
+		if recs.hasEnd && recs.end > w.offset && recs.end <= p.hwm {
+			return fetchResult{next: recs.end, hwm: p.hwm}
+		}
+		return fetchResult{err: errNoRecordsBelowMark, hwm: p.hwm}
+	}
+	return found(next)
+}
+
+// decodedPending is a decoded partition answer's kept records whose
+// messages are not made yet.
+type decodedPending struct {
+	batches   []decodedBatch
+	topic     string
+	partition int32
+	from      int64 // the want's offset: records before it are skipped
+	kept      int   // how many messages it holds
+	// Where take goes on: the batch, and the offset in its records; and
+	// how many messages were made.
+	batch, at, made int
+}
+
+func (u *decodedPending) count() int { return u.kept }
+func (u *decodedPending) left() int  { return u.kept - u.made }
+
+// take implements pendingMessages: messages in one slab (see
+// slabMessages), their keys, values and headers aliasing the records'
+// bytes, their headers in one slab too.
+func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.ConsumerMessage, int64) {
+	n = min(n, u.kept-u.made)
+	if n <= 0 {
+		return msgs, 0
+	}
+	slab := make([]sarama.ConsumerMessage, n)
+	var headers []sarama.RecordHeader
+	var headerPtrs []*sarama.RecordHeader
+	var held int64
+	i := 0
+	var rec decodedRecord
+	for ; u.batch < len(u.batches); u.batch, u.at = u.batch+1, 0 {
+		b := &u.batches[u.batch]
+		if b.partial {
+			u.batch = len(u.batches)
+			break
+		}
+		if b.control {
+			continue
+		}
+		rr := recordReader{buf: b.records, off: u.at}
+		for rr.off < len(rr.buf) {
+			at := rr.off
+			_ = rr.next(&rec) // checked by decodeRecords
+			o := b.firstOffset + rec.offsetDelta
+			if o < u.from {
+				continue
+			}
+			if i == n {
+				u.at = at // goes on at this record
+				return msgs, held
+			}
+			ts := b.firstTimestamp.Add(time.Duration(rec.timestampDelta) * time.Millisecond)
+			if b.logAppendTime {
+				ts = b.maxTimestamp
+			}
+			m := &slab[i]
+			i++
+			m.Topic, m.Partition, m.Offset = u.topic, u.partition, o
+			m.Key, m.Value, m.Timestamp, m.BlockTimestamp = rec.key, rec.value, ts, b.maxTimestamp
+			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
+			if rec.headers == 0 {
+				m.Headers = []*sarama.RecordHeader{} // as sarama decodes no header
+			} else if rec.headers > 0 {
+				if len(headers)+rec.headers > cap(headers) {
+					headers = make([]sarama.RecordHeader, 0, max(rec.headers, (n-i+1)*rec.headers, 8))
+					headerPtrs = make([]*sarama.RecordHeader, 0, cap(headers))
+				}
+				hr := recordReader{buf: b.records, off: rec.headersAt}
+				start := len(headerPtrs)
+				for range rec.headers {
+					k, _ := hr.bytes()
+					v, _ := hr.bytes()
+					headers = append(headers, sarama.RecordHeader{Key: k, Value: v})
+					headerPtrs = append(headerPtrs, &headers[len(headers)-1])
+				}
+				m.Headers = headerPtrs[start:len(headerPtrs):len(headerPtrs)]
+			}
+			msgs = append(msgs, m)
+			if u.made++; u.made == u.kept {
+				u.at = rr.off
+				return msgs, held
+			}
+		}
+	}
+	return msgs, held
+}
+
+// held implements pendingMessages. A batch kept whole counts what
+// decodeRecords summed; only a batch kept in part is walked.
+func (u *decodedPending) held() int64 {
+	var held int64
+	left := u.kept - u.made
+	var rec decodedRecord
+	for bi := u.batch; bi < len(u.batches) && left > 0; bi++ {
+		b := &u.batches[bi]
+		if b.partial {
+			break
+		}
+		if b.control {
+			continue
+		}
+		if (bi != u.batch || u.at == 0) && b.firstOffset >= u.from && b.count <= left {
+			held += b.held
+			left -= b.count
+			continue
+		}
+		rr := recordReader{buf: b.records}
+		if bi == u.batch {
+			rr.off = u.at
+		}
+		for rr.off < len(rr.buf) && left > 0 {
+			_ = rr.next(&rec)
+			if b.firstOffset+rec.offsetDelta < u.from {
+				continue
+			}
+			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
+			left--
+		}
+	}
+	return held
+}
