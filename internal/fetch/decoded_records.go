@@ -49,6 +49,11 @@ func scanAnswer(p *partitionAnswer, w *fetchWant) fetchResult {
 		}
 		if b.firstOffset >= w.offset && kept+b.count < limit {
 			kept += b.count
+			if b.count > 0 {
+				// a header under-stating its end never sends the next
+				// fetch back below a record kept
+				next = max(next, b.firstOffset+b.lastDelta+1)
+			}
 			continue
 		}
 		rr := recordReader{buf: b.records}
@@ -59,6 +64,7 @@ func scanAnswer(p *partitionAnswer, w *fetchWant) fetchResult {
 			if o < w.offset {
 				continue
 			}
+			next = max(next, o+1)
 			if kept++; kept == limit {
 				return found(o + 1)
 			}

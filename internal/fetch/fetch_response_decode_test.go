@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -334,5 +335,29 @@ func TestDecodeHoldsMaxDecompressedBatchSize(t *testing.T) {
 			t.Fatalf("%s: a batch over the limit answers %v", codec, r.err)
 		}
 		sarama.MaxDecompressedBatchSize = limit
+	}
+}
+
+// A batch whose header under-states its last offset delta (sarama's mock
+// broker writes 0 for a batch built record by record) must not send the
+// next fetch back below a record kept, on our decoder's path as on
+// sarama's (see TestScanNextIsAfterTheLastRecordKept).
+func TestDecodedNextIsAfterTheLastRecordKept(t *testing.T) {
+	recs := batchSpec{first: 5, deltas: seq(3)}.records()
+	recs.RecordBatch.LastOffsetDelta = 0
+	resp := fetchResponse(0)
+	resp.AddError("t", 0, sarama.ErrNoError)
+	block := resp.GetBlock("t", 0)
+	block.HighWaterMarkOffset = 8
+	block.RecordsSet = []*sarama.Records{recs}
+	a, err := decodeFetchResponse(encodeWithSarama(t, resp, 12), 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []int64{5, 6} { // the whole batch kept; records before the offset skipped
+		r := scanAnswer(a.partition("t", 0), &fetchWant{topic: "t", offset: from, limit: math.MaxInt})
+		if r.err != nil || r.next != 8 || r.messages() != int(8-from) {
+			t.Errorf("from %d: next %d, %d messages, err %v; want next 8, %d messages", from, r.next, r.messages(), r.err, 8-from)
+		}
 	}
 }

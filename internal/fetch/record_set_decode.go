@@ -51,6 +51,7 @@ type decodedBatch struct {
 	control         bool
 	logAppendTime   bool
 	count           int    // its records
+	lastDelta       int64  // its last record's offset delta (its header may under-state it)
 	records         []byte // its records, decompressed
 	held            int64  // what its records' messages hold (see heldBytes)
 	// partial says the batch is cut off by the fetch size: it holds no
@@ -148,13 +149,13 @@ func decodeBatch(raw []byte) (decodedBatch, int, error) {
 	if err != nil {
 		return decodedBatch{}, 0, err
 	}
-	switch held, err := checkRecords(records, count); {
+	switch held, last, err := checkRecords(records, count); {
 	case errors.Is(err, errShortRecords):
 		b.partial, b.count = true, 0 // as sarama reads a batch whose records are cut short
 	case err != nil:
 		return decodedBatch{}, 0, err
 	default:
-		b.records, b.held = records, held
+		b.records, b.held, b.lastDelta = records, held, last
 	}
 	return b, end, nil
 }
@@ -172,21 +173,22 @@ func batchTimestamp(millis int64) time.Time {
 var errShortRecords = errors.New("records cut short")
 
 // checkRecords checks that records holds count records and nothing more,
-// and returns what their messages hold (see heldBytes).
-func checkRecords(records []byte, count int) (int64, error) {
+// and returns what their messages hold (see heldBytes) and the last
+// record's offset delta.
+func checkRecords(records []byte, count int) (held, lastDelta int64, err error) {
 	r := recordReader{buf: records}
 	var rec decodedRecord
-	var held int64
 	for range count {
 		if err := r.next(&rec); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
+		lastDelta = rec.offsetDelta
 	}
 	if r.off != len(records) {
-		return 0, fmt.Errorf("%w: %d bytes after the records", errMalformedRecords, len(records)-r.off)
+		return 0, 0, fmt.Errorf("%w: %d bytes after the records", errMalformedRecords, len(records)-r.off)
 	}
-	return held, nil
+	return held, lastDelta, nil
 }
 
 // decodedRecord is one record of a batch; its key, value and headers alias
