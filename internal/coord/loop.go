@@ -95,13 +95,14 @@ type Deps struct {
 
 // Loop is a group instance's coordination loop; see the package doc.
 type Loop struct {
-	cfg Config
-	d   Deps
+	cfg     Config
+	d       Deps
+	claimed chan struct{} // capacity 1: the partitions gained in a rebalance are claimed
 }
 
 // New returns a loop over deps; it does nothing until Run.
 func New(cfg Config, deps Deps) *Loop {
-	return &Loop{cfg: cfg, d: deps}
+	return &Loop{cfg: cfg, d: deps, claimed: make(chan struct{}, 1)}
 }
 
 // partitions is the loop's record of its workers; Run's goroutine only.
@@ -121,6 +122,16 @@ func newPartitions() *partitions {
 		leftover: make(map[TopicPartition]bool),
 		exited:   make(chan Worker),
 	}
+}
+
+// owned returns the partitions with a worker running, for the view to read
+// their leaders (readView).
+func (ps *partitions) owned() map[TopicPartition]bool {
+	out := make(map[TopicPartition]bool, len(ps.workers))
+	for tp := range ps.workers {
+		out[tp] = true
+	}
+	return out
 }
 
 // stopAll stops every worker and waits for them, also for those stopping
@@ -172,8 +183,9 @@ func (l *Loop) Run() {
 		// reach; Close must not wait for them. A read abandoned here ends
 		// when Close closes the session.
 		res := make(chan viewResult, 1)
+		owned := ps.owned()
 		go func(ws loopWatches) {
-			v, err := l.readView(ws, missing, badRegs, absent)
+			v, err := l.readView(ws, missing, badRegs, absent, owned)
 			res <- viewResult{v, err}
 		}(ws)
 		var v view
@@ -221,6 +233,7 @@ func (l *Loop) Run() {
 			return
 		case <-ws.wake:
 		case <-l.d.Topics.Changed(): // partitions or leaders changed
+		case <-l.claimed: // gained partitions claimed: watch their leaders
 		case <-cooled:
 		case <-l.d.SweepWake:
 		case <-retry:

@@ -81,7 +81,11 @@ func sortedTPs(tps []TopicPartition) []string {
 }
 
 // timeRebalance records, once every partition gained in one rebalance is
-// claimed (or its worker ended), how long that took.
+// claimed (or its worker ended), how long that took, and wakes the loop
+// then: its next view reads (and watches) the leaders of the partitions
+// gained, whose moves the fetches follow. Read in the view that assigned
+// them, they would delay every claim of a join by a read per partition;
+// read after the claims, they delay none (docs/coordination.md).
 func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker) {
 	start := time.Now()
 	var ws []Worker
@@ -93,5 +97,6 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 			<-w.Claimed()
 		}
 		l.d.Metrics.RebalanceTook(time.Since(start))
+		poke(l.claimed)
 	}()
 }
