@@ -65,7 +65,9 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 	l.d.Metrics.Owned(len(ps.workers))
 	if len(lost)+len(gained) > 0 {
 		l.d.Metrics.Rebalanced()
-		l.timeRebalance(gained, ps.workers)
+		// Under sticky the view did not read the gained partitions'
+		// leaders (leadersWanted): read them once they are claimed.
+		l.timeRebalance(gained, ps.workers, assign.InEffect(l.cfg.Strategy, v.assignees()) == assign.Sticky)
 		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
@@ -81,12 +83,12 @@ func sortedTPs(tps []TopicPartition) []string {
 }
 
 // timeRebalance records, once every partition gained in one rebalance is
-// claimed (or its worker ended), how long that took, and wakes the loop
-// then: its next view reads (and watches) the leaders of the partitions
-// gained, whose moves the fetches follow. Read in the view that assigned
+// claimed (or its worker ended), how long that took, and, with
+// readLeaders, wakes the loop then: its next view reads (and watches) the
+// leaders of the partitions gained, whose moves the fetches follow. Read in the view that assigned
 // them, they would delay every claim of a join by a read per partition;
 // read after the claims, they delay none (docs/coordination.md).
-func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker) {
+func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker, readLeaders bool) {
 	start := time.Now()
 	var ws []Worker
 	for _, tp := range gained {
@@ -97,6 +99,8 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 			<-w.Claimed()
 		}
 		l.d.Metrics.RebalanceTook(time.Since(start))
-		poke(l.claimed)
+		if readLeaders {
+			poke(l.claimed)
+		}
 	}()
 }
