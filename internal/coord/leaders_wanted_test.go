@@ -47,13 +47,35 @@ func (s *askedTopics) took() []string {
 	return out
 }
 
+// listCounting is fakeZooKeeper counting the listings of the instances,
+// one per view read.
+type listCounting struct {
+	*fakeZooKeeper
+	mu    sync.Mutex
+	lists int
+}
+
+func (z *listCounting) WatchInstances() ([]string, <-chan kazoo.Event, error) {
+	z.mu.Lock()
+	z.lists++
+	z.mu.Unlock()
+	return z.fakeZooKeeper.WatchInstances()
+}
+
+func (z *listCounting) views() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.lists
+}
+
 func stickyRegistration() *kazoo.Registration {
 	return &kazoo.Registration{Subscription: map[string]int{"t": 1}, Assignment: []string{"sticky"}}
 }
 
 // The first view of an all-sticky group asks for no partition's leader;
-// once the partitions it gained are claimed the loop reads again, asking
-// for the leaders of those it owns (whose moves the fetches follow); a
+// once the partitions it gained are claimed the loop asks for the leaders
+// of those (whose moves the fetches follow), without reading the view
+// again; a
 // member that does not offer sticky makes the group fall back to
 // range-by-leader, and the view asks for every leader.
 func TestLoopReadsLeadersOnlyWhenTheAssignmentNeedsThem(t *testing.T) {
@@ -61,11 +83,12 @@ func TestLoopReadsLeadersOnlyWhenTheAssignmentNeedsThem(t *testing.T) {
 		zk := &fakeZooKeeper{self: "b", regs: map[string]*kazoo.Registration{
 			"a": stickyRegistration(), "b": stickyRegistration(),
 		}}
+		counted := &listCounting{fakeZooKeeper: zk}
 		src := &askedTopics{fixedTopics: fixedTopics{"t": {{ID: 0, Leader: 1}, {ID: 1, Leader: 1}, {ID: 2, Leader: 2}, {ID: 3, Leader: 2}}}}
 		fw := &fakeWorkers{}
 		stop := make(chan struct{})
 		l := New(Config{InstanceID: "b", Strategy: "sticky", RetryCooldown: time.Second, RegisterTimeout: time.Second, Topics: []string{"t"}}, Deps{
-			ZooKeeper:        zk,
+			ZooKeeper:        counted,
 			Topics:           src,
 			Workers:          fw,
 			Stop:             stop,
@@ -96,7 +119,10 @@ func TestLoopReadsLeadersOnlyWhenTheAssignmentNeedsThem(t *testing.T) {
 
 		synctest.Wait()
 		if got, want := src.took(), []string{fmt.Sprint(gained)}; !slices.Equal(got, want) {
-			t.Fatalf("after the claims, asked for leaders %q, want those owned, %q", got, want)
+			t.Fatalf("after the claims, asked for leaders %q, want those gained, %q", got, want)
+		}
+		if n := counted.views(); n != 1 {
+			t.Fatalf("%d views read, want the first only: the leaders are read without the view", n)
 		}
 
 		zk.mu.Lock()

@@ -95,14 +95,13 @@ type Deps struct {
 
 // Loop is a group instance's coordination loop; see the package doc.
 type Loop struct {
-	cfg     Config
-	d       Deps
-	claimed chan struct{} // capacity 1: the partitions gained in a rebalance are claimed
+	cfg Config
+	d   Deps
 }
 
 // New returns a loop over deps; it does nothing until Run.
 func New(cfg Config, deps Deps) *Loop {
-	return &Loop{cfg: cfg, d: deps, claimed: make(chan struct{}, 1)}
+	return &Loop{cfg: cfg, d: deps}
 }
 
 // partitions is the loop's record of its workers; Run's goroutine only.
@@ -233,7 +232,6 @@ func (l *Loop) Run() {
 			return
 		case <-ws.wake:
 		case <-l.d.Topics.Changed(): // partitions or leaders changed
-		case <-l.claimed: // gained partitions claimed: watch their leaders
 		case <-cooled:
 		case <-l.d.SweepWake:
 		case <-retry:

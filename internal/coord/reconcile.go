@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/topics"
 )
 
 // reconcile stops the workers of partitions no longer assigned here and
@@ -84,10 +85,8 @@ func sortedTPs(tps []TopicPartition) []string {
 
 // timeRebalance records, once every partition gained in one rebalance is
 // claimed (or its worker ended), how long that took, and, with
-// readLeaders, wakes the loop then: its next view reads (and watches) the
-// leaders of the partitions gained, whose moves the fetches follow. Read in the view that assigned
-// them, they would delay every claim of a join by a read per partition;
-// read after the claims, they delay none (docs/coordination.md).
+// readLeaders, then reads the leaders of the partitions gained
+// (readGainedLeaders).
 func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker, readLeaders bool) {
 	start := time.Now()
 	var ws []Worker
@@ -100,7 +99,31 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 		}
 		l.d.Metrics.RebalanceTook(time.Since(start))
 		if readLeaders {
-			poke(l.claimed)
+			l.readGainedLeaders(gained)
 		}
 	}()
+}
+
+// readGainedLeaders asks the topic source for the leaders of the
+// partitions gained, which arms their watches, so the fetches follow their
+// moves (the source tells of them: topics.WithLeaderMoves). The view that
+// assigned them did not read them (leadersWanted): read there, they would
+// delay every claim of a join by a read per partition; read after the
+// claims, they delay none. Only these are read, not the whole view again,
+// which would cost a read of every registration (docs/coordination.md).
+// A failed read is left to the next view, which asks for the owned
+// partitions' leaders too.
+func (l *Loop) readGainedLeaders(gained []TopicPartition) {
+	byTopic := make(map[string]map[int32]bool)
+	for _, tp := range gained {
+		if byTopic[tp.Topic] == nil {
+			byTopic[tp.Topic] = make(map[int32]bool)
+		}
+		byTopic[tp.Topic][tp.Partition] = true
+	}
+	for topic, ids := range byTopic {
+		if _, err := l.d.Topics.Partitions(topic, topics.Leaders{Of: func(id int32) bool { return ids[id] }}); err != nil {
+			l.d.Log.Debug("reading the leaders of the partitions gained failed; the next view reads them", "topic", topic, "err", err)
+		}
+	}
 }
