@@ -44,6 +44,7 @@ type ConsumerGroup struct {
 	offsetManager *offsetManager
 	kafkaOffsets  offsets.GroupOffsets // Kafka's group offsets; nil with Offsets.Storage zookeeper
 	metrics       *groupMetrics
+	joinSteps     joinSteps // how long each step of the join took, for its log record
 
 	messages chan *sarama.ConsumerMessage
 	sink     worker.Sink // where workers hand messages; nil: messages
@@ -155,7 +156,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		return nil, err
 	}
 	cg.log = cg.log.With("instance", cg.instance.ID)
-	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String())
+	cg.log.Info("joined consumer group", "topics", topics, "pattern", filter.String(), "took", cg.joinSteps.attrs())
 
 	cg.metrics = newGroupMetrics(config.Config.MetricRegistry, name)
 	cg.fetch = cg.newFetchEngine()
@@ -174,9 +175,11 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 // this instance. On error the caller tears down what was opened.
 func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	var err error
+	steps := cg.joinSteps.start()
 	if cg.kazoo, err = kazoo.NewKazoo(servers, zkConf); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
+	steps.done("zookeeper")
 	brokers := cg.config.Kafka.Brokers
 	if len(brokers) == 0 { // upstream's way: the brokers registered in ZooKeeper
 		if brokers, err = cg.kazoo.BrokerList(); err != nil && !errors.Is(err, kazoo.ErrNoNode) {
@@ -200,12 +203,14 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if cg.consumer, err = newSaramaConsumer(cg.client); err != nil {
 		return fmt.Errorf("consumergroup: %w", err)
 	}
+	steps.done("kafka")
 	if err := cg.openOffsetStores(); err != nil {
 		return err
 	}
 	if err := cg.openTopicSource(); err != nil {
 		return err
 	}
+	steps.done("stores")
 
 	claimConf := claim.NewConfig()
 	claimConf.ProcessingTimeout = cg.config.Offsets.ProcessingTimeout
@@ -233,6 +238,7 @@ func (cg *ConsumerGroup) connect(servers []string, zkConf *kazoo.Config) error {
 	if err := cg.joinRegister(); err != nil {
 		return fmt.Errorf("consumergroup: register instance %s: %w", cg.instance.ID, err)
 	}
+	steps.done("register")
 	return nil
 }
 

@@ -15,7 +15,7 @@
 //
 //	/brokers/ids/<id>                          broker registration (read)
 //	/brokers/topics/<t>                        partition map (read, watched)
-//	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read, watched)
+//	/brokers/topics/<t>/partitions/<p>/state   leader and ISR (read and watched when used)
 //	/consumers/<g>/ids/<instance>              EPHEMERAL: one per running instance
 //	/consumers/<g>/owners/<t>/<p>              EPHEMERAL: the owning instance's ID
 //	/consumers/<g>/offsets/<t>/<p>             PERSISTENT: decimal next offset to consume

@@ -123,6 +123,16 @@ func newPartitions() *partitions {
 	}
 }
 
+// owned returns the partitions with a worker running, for the view to read
+// their leaders (readView).
+func (ps *partitions) owned() map[TopicPartition]bool {
+	out := make(map[TopicPartition]bool, len(ps.workers))
+	for tp := range ps.workers {
+		out[tp] = true
+	}
+	return out
+}
+
 // stopAll stops every worker and waits for them, also for those stopping
 // already; abandon stops them without a final commit.
 func (ps *partitions) stopAll(abandon bool) {
@@ -172,8 +182,9 @@ func (l *Loop) Run() {
 		// reach; Close must not wait for them. A read abandoned here ends
 		// when Close closes the session.
 		res := make(chan viewResult, 1)
+		owned := ps.owned()
 		go func(ws loopWatches) {
-			v, err := l.readView(ws, missing, badRegs, absent)
+			v, err := l.readView(ws, missing, badRegs, absent, owned)
 			res <- viewResult{v, err}
 		}(ws)
 		var v view

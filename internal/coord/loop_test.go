@@ -70,7 +70,7 @@ func (z *fakeZooKeeper) Connected() bool { return true }
 // fixedTopics is a topic source whose answer never changes.
 type fixedTopics map[string][]topics.Partition
 
-func (s fixedTopics) Partitions(topic string) ([]topics.Partition, error) {
+func (s fixedTopics) Partitions(topic string, _ topics.Leaders) ([]topics.Partition, error) {
 	return s[topic], nil
 }
 func (s fixedTopics) Changed() <-chan struct{} { return nil }

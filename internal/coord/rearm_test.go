@@ -143,7 +143,7 @@ type mutableTopics struct {
 	wake  chan struct{}
 }
 
-func (s *mutableTopics) Partitions(topic string) ([]topics.Partition, error) {
+func (s *mutableTopics) Partitions(topic string, _ topics.Leaders) ([]topics.Partition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.parts[topic]), nil

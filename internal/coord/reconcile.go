@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkgroup/kafka/internal/assign"
+	"github.com/zkgroup/kafka/internal/topics"
 )
 
 // reconcile stops the workers of partitions no longer assigned here and
@@ -65,7 +66,9 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 	l.d.Metrics.Owned(len(ps.workers))
 	if len(lost)+len(gained) > 0 {
 		l.d.Metrics.Rebalanced()
-		l.timeRebalance(gained, ps.workers)
+		// Under sticky the view did not read the gained partitions'
+		// leaders (leadersWanted): read them once they are claimed.
+		l.timeRebalance(gained, ps.workers, assign.InEffect(l.cfg.Strategy, v.assignees()) == assign.Sticky)
 		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
@@ -81,8 +84,10 @@ func sortedTPs(tps []TopicPartition) []string {
 }
 
 // timeRebalance records, once every partition gained in one rebalance is
-// claimed (or its worker ended), how long that took.
-func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker) {
+// claimed (or its worker ended), how long that took, and, with
+// readLeaders, then reads the leaders of the partitions gained
+// (readGainedLeaders).
+func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker, readLeaders bool) {
 	start := time.Now()
 	var ws []Worker
 	for _, tp := range gained {
@@ -93,5 +98,32 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 			<-w.Claimed()
 		}
 		l.d.Metrics.RebalanceTook(time.Since(start))
+		if readLeaders {
+			l.readGainedLeaders(gained)
+		}
 	}()
+}
+
+// readGainedLeaders asks the topic source for the leaders of the
+// partitions gained, which arms their watches, so the fetches follow their
+// moves (the source tells of them: topics.WithLeaderMoves). The view that
+// assigned them did not read them (leadersWanted): read there, they would
+// delay every claim of a join by a read per partition; read after the
+// claims, they delay none. Only these are read, not the whole view again,
+// which would cost a read of every registration (docs/coordination.md).
+// A failed read is left to the next view, which asks for the owned
+// partitions' leaders too.
+func (l *Loop) readGainedLeaders(gained []TopicPartition) {
+	byTopic := make(map[string]map[int32]bool)
+	for _, tp := range gained {
+		if byTopic[tp.Topic] == nil {
+			byTopic[tp.Topic] = make(map[int32]bool)
+		}
+		byTopic[tp.Topic][tp.Partition] = true
+	}
+	for topic, ids := range byTopic {
+		if _, err := l.d.Topics.Partitions(topic, topics.Leaders{Of: func(id int32) bool { return ids[id] }}); err != nil {
+			l.d.Log.Debug("reading the leaders of the partitions gained failed; the next view reads them", "topic", topic, "err", err)
+		}
+	}
 }

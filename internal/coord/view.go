@@ -37,8 +37,11 @@ func (v view) has(id string) bool {
 // The registrations are read again on every call (one read per instance),
 // so a join, a leave or a changed subscription all lead to an assignment
 // computed from fresh ones. absent times the absences of static members
-// (readReservations).
-func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent map[string]absence) (view, error) {
+// (readReservations). The members are read before the partitions, so a
+// partition's leader is read only when the assignment needs it (see
+// leadersWanted); owned holds the partitions this instance consumes, whose
+// leaders are read all the same.
+func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent map[string]absence, owned map[TopicPartition]bool) (view, error) {
 	var v view
 	zk := l.d.ZooKeeper
 	instances, err := zkwatch.Read(ws.set, "ids", zk.Instances, zk.WatchInstances)
@@ -62,7 +65,7 @@ func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent
 	}
 	v.partitions = make(map[string][]assign.Partition, len(subscribed))
 	for _, topic := range subscribed {
-		parts, err := l.d.Topics.Partitions(topic)
+		parts, err := l.d.Topics.Partitions(topic, l.leadersWanted(v, topic, owned))
 		if mt := (*topics.MissingTopicError)(nil); errors.As(err, &mt) {
 			// The topic does not exist (yet): report once; the source wakes
 			// the loop when it appears.
@@ -85,6 +88,20 @@ func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent
 		v.partitions[topic] = infos
 	}
 	return v, nil
+}
+
+// leadersWanted is which of topic's leaders the view v needs: every one
+// when the strategy in effect orders partitions by leader (range-by-leader,
+// and sticky when a member does not offer it), otherwise only those of the
+// partitions owned here, whose leader moves the fetches follow. An
+// all-sticky group's view then reads no leader of a partition it does not
+// consume: at 1,024 partitions that was most of a joiner's first view
+// (docs/performance.md, "Scale").
+func (l *Loop) leadersWanted(v view, topic string, owned map[TopicPartition]bool) topics.Leaders {
+	if assign.InEffect(l.cfg.Strategy, v.assignees()) == assign.RangeByLeader {
+		return topics.Leaders{All: true}
+	}
+	return topics.Leaders{Of: func(id int32) bool { return owned[TopicPartition{topic, id}] }}
 }
 
 // readMembers reads the registration of each listed instance, arming a watch

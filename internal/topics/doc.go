@@ -7,10 +7,11 @@
 // assignment:
 //
 //   - ZooKeeperSource, upstream's way: the assignment at
-//     /brokers/topics/<topic> and each partition's leader at
+//     /brokers/topics/<topic> and the leaders asked for (Leaders) at
 //     /brokers/topics/<topic>/partitions/<id>/state, both watched, and
 //     /brokers/topics itself while a topic is missing. A change is heard of
-//     at once.
+//     at once. A leader costs a read per partition, so the group asks for
+//     every one only when its assignment orders partitions by leader.
 //   - KafkaSource, for clusters that no longer keep metadata in ZooKeeper:
 //     Kafka's metadata, asked for every refresh interval. A change is heard
 //     of within one interval.

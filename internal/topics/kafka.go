@@ -235,7 +235,9 @@ func (k *KafkaSource) parse(t *sarama.TopicMetadata) topicMetadata {
 }
 
 // Partitions implements Source from the last answer, without a request.
-func (k *KafkaSource) Partitions(topic string) ([]Partition, error) {
+// Every answer carries every leader (when the source reads leaders), so
+// want changes nothing.
+func (k *KafkaSource) Partitions(topic string, _ Leaders) ([]Partition, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	m, ok := k.snapshot[topic]

@@ -85,7 +85,7 @@ func TestKafkaSourceReadsPartitionsAndLeaders(t *testing.T) {
 	for _, leaders := range []bool{true, false} {
 		k := newTestKafkaSource(t, fake, topics, leaders, nil)
 
-		got, err := k.Partitions("a")
+		got, err := k.Partitions("a", Leaders{All: true})
 		want := []Partition{{0, 2}, {1, 1}, {2, -1}} // sorted by ID; no leader is -1
 		if !leaders {
 			want = []Partition{{0, -1}, {1, -1}, {2, -1}} // as the ZooKeeper source gives them
@@ -94,21 +94,21 @@ func TestKafkaSourceReadsPartitionsAndLeaders(t *testing.T) {
 			t.Errorf("leaders %v: a = %v, %v; want %v", leaders, got, err, want)
 		}
 		for _, missing := range []string{"gone", "unlisted"} {
-			_, err := k.Partitions(missing)
+			_, err := k.Partitions(missing, Leaders{All: true})
 			var mt *MissingTopicError
 			if !errors.As(err, &mt) || !errors.Is(err, sarama.ErrUnknownTopicOrPartition) {
 				t.Errorf("%s: want a missing topic (unknown to Kafka), got %v", missing, err)
 			}
 		}
 		// A topic Kafka refuses to describe is an error, not a missing topic.
-		_, err = k.Partitions("secret")
+		_, err = k.Partitions("secret", Leaders{All: true})
 		var mt *MissingTopicError
 		if errors.As(err, &mt) || !errors.Is(err, sarama.ErrTopicAuthorizationFailed) {
 			t.Errorf("secret: want the authorization error, got %v", err)
 		}
 		// Partitions returns a copy.
 		got[0].Leader = 99
-		if again, _ := k.Partitions("a"); again[0].Leader == 99 {
+		if again, _ := k.Partitions("a", Leaders{All: true}); again[0].Leader == 99 {
 			t.Error("partitions must return a copy of the stored answer")
 		}
 	}
@@ -125,7 +125,7 @@ func TestKafkaSourceTopicBeingCreated(t *testing.T) {
 	fake := &scriptedMetadata{}
 	fake.set(answer(nil, map[string]sarama.KError{"new": sarama.ErrLeaderNotAvailable}), nil)
 	k := newTestKafkaSource(t, fake, []string{"new"}, true, nil)
-	_, err := k.Partitions("new")
+	_, err := k.Partitions("new", Leaders{All: true})
 	var mt *MissingTopicError
 	if !errors.As(err, &mt) {
 		t.Fatalf("a topic listed without partitions must be missing for now, got %v", err)
@@ -179,12 +179,12 @@ func TestKafkaSourceRefresh(t *testing.T) {
 		step("nothing changed", false)
 		fake.set(answer(map[string][]int32{"a": {1, 1, 1}}, map[string]sarama.KError{"b": sarama.ErrUnknownTopicOrPartition}), nil)
 		step("a partition added", true)
-		if p, _ := k.Partitions("a"); len(p) != 3 {
+		if p, _ := k.Partitions("a", Leaders{All: true}); len(p) != 3 {
 			t.Fatalf("a has %d partitions after the refresh, want 3", len(p))
 		}
 		fake.set(answer(map[string][]int32{"a": {1, 1, 1}, "b": {1}}, nil), nil)
 		step("b created", true)
-		if p, err := k.Partitions("b"); err != nil || len(p) != 1 {
+		if p, err := k.Partitions("b", Leaders{All: true}); err != nil || len(p) != 1 {
 			t.Fatalf("b = %v, %v after the refresh", p, err)
 		}
 		fake.set(answer(map[string][]int32{"a": {1, 2, 1}, "b": {1}}, nil), nil)
@@ -193,7 +193,7 @@ func TestKafkaSourceRefresh(t *testing.T) {
 		fake.set(nil, sarama.ErrOutOfBrokers)
 		step("Kafka out of reach", false)
 		step("still out of reach", false)
-		if p, err := k.Partitions("a"); err != nil || !slices.Equal(p, []Partition{{0, 1}, {1, 2}, {2, 1}}) {
+		if p, err := k.Partitions("a", Leaders{All: true}); err != nil || !slices.Equal(p, []Partition{{0, 1}, {1, 2}, {2, 1}}) {
 			t.Fatalf("a = %v, %v while Kafka is out of reach; want the last answer", p, err)
 		}
 		mu.Lock()

@@ -29,7 +29,7 @@ func TestIntegrationZooKeeperSource(t *testing.T) {
 	defer z.Close()
 
 	name := testenv.UniqueName("topics-zk")
-	_, err = z.Partitions(name)
+	_, err = z.Partitions(name, Leaders{All: true})
 	var mt *MissingTopicError
 	if !errors.As(err, &mt) || !errors.Is(err, kazoo.ErrNoNode) {
 		t.Fatalf("before creation: want a missing topic wrapping ErrNoNode, got %v", err)
@@ -41,7 +41,7 @@ func TestIntegrationZooKeeperSource(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("creating the topic did not fire Changed")
 	}
-	parts, err := z.Partitions(name)
+	parts, err := z.Partitions(name, Leaders{All: true})
 	if err != nil || len(parts) != 3 {
 		t.Fatalf("after creation: %v, %v; want 3 partitions", parts, err)
 	}

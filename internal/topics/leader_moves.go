@@ -24,9 +24,11 @@ func WithLeaderMoves(src Source, moved func(topic string, leaders map[int32]int3
 	return &LeaderMoves{Source: src, moved: moved, last: make(map[string]map[int32]int32)}
 }
 
-// Partitions implements Source, telling of moved leaders.
-func (l *LeaderMoves) Partitions(topic string) ([]Partition, error) {
-	parts, err := l.Source.Partitions(topic)
+// Partitions implements Source, telling of moved leaders. A leader not
+// read this time (LeaderNotRead) is neither a move nor forgotten: the
+// last one read is kept to compare the next read with.
+func (l *LeaderMoves) Partitions(topic string, want Leaders) ([]Partition, error) {
+	parts, err := l.Source.Partitions(topic, want)
 	if err != nil {
 		return parts, err
 	}
@@ -35,8 +37,15 @@ func (l *LeaderMoves) Partitions(topic string) ([]Partition, error) {
 	l.mu.Lock()
 	prev, known := l.last[topic]
 	for _, p := range parts {
+		was, ok := prev[p.ID]
+		if p.Leader == LeaderNotRead {
+			if ok {
+				now[p.ID] = was
+			}
+			continue
+		}
 		now[p.ID] = p.Leader
-		if was, ok := prev[p.ID]; known && ok && p.Leader >= 0 && p.Leader != was {
+		if known && ok && p.Leader >= 0 && p.Leader != was {
 			if moved == nil {
 				moved = make(map[int32]int32)
 			}

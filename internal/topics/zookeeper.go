@@ -60,8 +60,10 @@ func (z *ZooKeeperSource) Changed() <-chan struct{} { return z.wake }
 // Close implements Source; there is nothing to stop.
 func (z *ZooKeeperSource) Close() {}
 
-// Partitions implements Source, arming the watches not armed yet.
-func (z *ZooKeeperSource) Partitions(topic string) ([]Partition, error) {
+// Partitions implements Source, arming the watches not armed yet. It
+// reads (and watches) only the leaders want asks for; the others are
+// LeaderNotRead.
+func (z *ZooKeeperSource) Partitions(topic string, want Leaders) ([]Partition, error) {
 	ws := z.watches()
 	ids, err := zkwatch.Read(ws, "topic/"+topic,
 		func() ([]int32, error) { return z.zk.Partitions(topic) },
@@ -81,19 +83,26 @@ func (z *ZooKeeperSource) Partitions(topic string) ([]Partition, error) {
 	parts := make([]Partition, len(ids))
 	for i, id := range ids {
 		parts[i] = Partition{ID: id, Leader: -1}
+		if z.leaders && !want.wants(id) {
+			parts[i].Leader = LeaderNotRead
+		}
 	}
 	if !z.leaders {
 		return parts, nil
 	}
-	// Leaders are an input of the assignment: watch them, so every
-	// instance recomputes when one moves and their views agree again at
-	// once. Those not known yet are read concurrently: ZooKeeper pipelines
-	// the reads on the one session, so a topic's first view costs a few
-	// round trips, not one per partition.
+	// A leader asked for is watched: under range-by-leader it is an input
+	// of the assignment, so every instance recomputes when one moves and
+	// their views agree again at once; for a partition consumed here, its
+	// move is passed on to the fetches. Those not known yet are read
+	// concurrently: ZooKeeper pipelines the reads on the one session, so a
+	// topic's first view costs a few round trips, not one per partition.
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxConcurrentLeaderReads)
 	for i, id := range ids {
+		if !want.wants(id) {
+			continue
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {

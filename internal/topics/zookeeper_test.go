@@ -173,7 +173,7 @@ func checkCalls(t *testing.T, f *fakeZooKeeper, what string, want ...string) {
 
 func checkParts(t *testing.T, s Source, topic string, want ...Partition) {
 	t.Helper()
-	got, err := s.Partitions(topic)
+	got, err := s.Partitions(topic, Leaders{All: true})
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("Partitions(%s) = %v, %v; want %v", topic, got, err, want)
 	}
@@ -240,7 +240,7 @@ func TestZooKeeperSourceMissingTopic(t *testing.T) {
 		defer f.closeAll()
 		z := NewZooKeeper(f, true)
 		for i := range 2 {
-			_, err := z.Partitions("new")
+			_, err := z.Partitions("new", Leaders{All: true})
 			var mt *MissingTopicError
 			if !errors.As(err, &mt) || !errors.Is(err, kazoo.ErrNoNode) {
 				t.Fatalf("read %d: want a missing topic wrapping ErrNoNode, got %v", i, err)
@@ -273,7 +273,7 @@ func TestZooKeeperSourceLeaderErrors(t *testing.T) {
 		checkCalls(t, f, "no state for a/1", "WatchPartitions a", "WatchLeader a/0", "WatchLeader a/1")
 
 		f.set(func() { f.bad["a/1"] = kazoo.ErrMalformed })
-		_, err := z.Partitions("a")
+		_, err := z.Partitions("a", Leaders{All: true})
 		if !errors.Is(err, kazoo.ErrMalformed) || err.Error() != "leader of a/1: "+kazoo.ErrMalformed.Error() {
 			t.Fatalf("got %v, want the leader error of a/1", err)
 		}
@@ -306,5 +306,33 @@ func TestZooKeeperSourceNewSessionWatchesAgain(t *testing.T) {
 		f.set(func() { f.gen++; f.leaders["a/0"] = 2 })
 		checkParts(t, z, "a", Partition{0, 2})
 		checkCalls(t, f, "second session", "WatchPartitions a", "WatchLeader a/0")
+	})
+}
+
+// A view that asks for no leader (an all-sticky group) reads no state node
+// and marks every leader LeaderNotRead; one that asks for some reads and
+// watches only theirs; All reads the rest, not those already known.
+func TestZooKeeperSourceReadsOnlyTheLeadersAskedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeZooKeeper()
+		defer f.closeAll()
+		f.parts["a"] = []int32{0, 1, 2}
+		f.leaders["a/0"], f.leaders["a/1"], f.leaders["a/2"] = 3, 4, 5
+		z := NewZooKeeper(f, true)
+
+		got, err := z.Partitions("a", Leaders{})
+		if want := []Partition{{0, LeaderNotRead}, {1, LeaderNotRead}, {2, LeaderNotRead}}; err != nil || !slices.Equal(got, want) {
+			t.Fatalf("no leaders asked for: %v, %v; want %v", got, err, want)
+		}
+		checkCalls(t, f, "no leaders asked for", "WatchPartitions a")
+
+		got, err = z.Partitions("a", Leaders{Of: func(id int32) bool { return id == 1 }})
+		if want := []Partition{{0, LeaderNotRead}, {1, 4}, {2, LeaderNotRead}}; err != nil || !slices.Equal(got, want) {
+			t.Fatalf("the leader of 1 asked for: %v, %v; want %v", got, err, want)
+		}
+		checkCalls(t, f, "the leader of 1 asked for", "Partitions a", "WatchLeader a/1")
+
+		checkParts(t, z, "a", Partition{0, 3}, Partition{1, 4}, Partition{2, 5})
+		checkCalls(t, f, "all asked for", "Partitions a", "WatchLeader a/0", "WatchLeader a/2")
 	})
 }
