@@ -148,7 +148,12 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 				m.Headers = []*sarama.RecordHeader{} // as sarama decodes no header
 			} else if rec.headers > 0 {
 				if len(headers)+rec.headers > cap(headers) {
-					headers = make([]sarama.RecordHeader, 0, max(rec.headers, (n-i+1)*rec.headers, 8))
+					// as many for each message to come, but no more than
+					// the batch's records left could hold (a header is at
+					// least two bytes): one record's many headers are not a
+					// reservation for every message after it
+					guess := min((n-i+1)*rec.headers, rec.headers+(len(rr.buf)-rr.off)/2)
+					headers = make([]sarama.RecordHeader, 0, max(guess, 8))
 					headerPtrs = make([]*sarama.RecordHeader, 0, cap(headers))
 				}
 				hr := recordReader{buf: b.records, off: rec.headersAt}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -359,5 +360,40 @@ func TestDecodedNextIsAfterTheLastRecordKept(t *testing.T) {
 		if r.err != nil || r.next != 8 || r.messages() != int(8-from) {
 			t.Errorf("from %d: next %d, %d messages, err %v; want next 8, %d messages", from, r.next, r.messages(), r.err, 8-from)
 		}
+	}
+}
+
+// A record with many headers does not make the messages made after it
+// reserve as many headers each: a small batch (one record of 2000 empty
+// headers, 4 KB, then 199 records without) is no allocation of megabytes.
+func TestDecodedHeadersAllocateAsManyAsTheRecordsHold(t *testing.T) {
+	recs := batchSpec{first: 0, deltas: seq(200)}.records()
+	for range 2000 {
+		recs.RecordBatch.Records[0].Headers = append(recs.RecordBatch.Records[0].Headers, &sarama.RecordHeader{Key: []byte{}})
+	}
+	resp := fetchResponse(0)
+	resp.AddError("t", 0, sarama.ErrNoError)
+	block := resp.GetBlock("t", 0)
+	block.HighWaterMarkOffset = 200
+	block.RecordsSet = []*sarama.Records{recs}
+	body := encodeWithSarama(t, resp, 12)
+	a, err := decodeFetchResponse(body, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := scanAnswer(a.partition("t", 0), &fetchWant{topic: "t", offset: 0, limit: math.MaxInt})
+	if r.err != nil || r.unparsed == nil {
+		t.Fatalf("scan: %v", r.err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	msgs, _ := r.unparsed.take(nil, slabMessages)
+	runtime.ReadMemStats(&after)
+	if len(msgs) == 0 || len(msgs[0].Headers) != 2000 {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	// the messages' slab (32 KiB) and 2000 headers (about 112 KB)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("making %d messages of a %d-byte response allocated %d bytes", len(msgs), len(body), alloc)
 	}
 }

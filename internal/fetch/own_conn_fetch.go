@@ -101,6 +101,10 @@ type ownFetchConn struct {
 	socket      net.Conn
 	version     int16
 	correlation int32
+	// broken: a round failed between writing its request and reading its
+	// whole response, so what is left on the socket (the rest of a
+	// response, a late one) belongs to no later round. The socket is shut.
+	broken bool
 }
 
 // start waits for sarama to open the connection and chooses the Fetch
@@ -168,13 +172,25 @@ func (c *ownFetchConn) fetch(req fetchRequestFields, batch []*fetchWant) (*fetch
 }
 
 // roundTrip sends one Fetch request for batch and returns its response's
-// body (after the header) and version.
-func (c *ownFetchConn) roundTrip(req fetchRequestFields, batch []*fetchWant) ([]byte, int16, error) {
+// body (after the header) and version. A round that fails on the socket
+// shuts it: later rounds over the connection fail as over a closed one
+// (and are sent again over a new one) rather than read what this round
+// left unread.
+func (c *ownFetchConn) roundTrip(req fetchRequestFields, batch []*fetchWant) (_ []byte, _ int16, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.start(); err != nil {
 		return nil, 0, err
 	}
+	if c.broken {
+		return nil, 0, fmt.Errorf("fetch: own connection given up by an earlier round: %w", net.ErrClosed)
+	}
+	defer func() {
+		if err != nil {
+			c.broken = true
+			_ = c.socket.Close()
+		}
+	}()
 	c.correlation++
 	req.version = c.version
 	msg := encodeFetchRequest(req, c.correlation, c.conf.ClientID, batch)
