@@ -4,10 +4,11 @@ import "time"
 
 // AllowedDuplicates is how many duplicates each kind of fault in h may
 // cause, blamed the way Check blames duplicates: a new claim may deliver
-// again the uncommitted window of its partition (b.Rewind, the bound a
-// handoff-rewind is judged by), so every claim is allowed b.Rewind,
-// counted against the fault blamed for its first delivery ("none": no fault
-// near, the claims of the start). A broker restart adds b.Rewind for each
+// again the uncommitted window of its partition, so every claim is allowed
+// b.Rewind, or what it did deliver again if that is more and earlier claims
+// had delivered it within b.Window (a backlog caught up: the bounds a
+// handoff-rewind is judged by), counted against the fault blamed for its
+// first delivery ("none": no fault near, the claims of the start). A broker restart adds b.Rewind for each
 // of h's partitions (a fetch that fails on any partition the broker led
 // starts again from the committed offset, without a new claim), a reset
 // b.Rewind for its partition. docs/campaign.md, "Duplicates against the
@@ -16,13 +17,17 @@ func AllowedDuplicates(h *History, b Bounds) map[Kind]int64 {
 	allowed := make(map[Kind]int64)
 	ix := index(h)
 	for _, cs := range ix.claims {
-		for _, c := range cs {
+		for i, c := range cs {
+			window := b.Rewind
+			if again, _, span := rewindOf(ix, cs, i); again > window && rewindAllowed(b, again, span) {
+				window = again
+			}
 			at := c.first.At
 			if resetBetween(h.Resets, c.p, at.Add(-b.Orphan), at) {
-				allowed[ResetOffsets] += b.Rewind
+				allowed[ResetOffsets] += window
 				continue
 			}
-			allowed[blame(h.Faults, at.Add(-b.Orphan), at)] += b.Rewind
+			allowed[blame(h.Faults, at.Add(-b.Orphan), at)] += window
 		}
 	}
 	for _, f := range h.Faults {

@@ -41,3 +41,17 @@ func TestFaultTime(t *testing.T) {
 		t.Errorf("fault time %v, want %v", got, want)
 	}
 }
+
+// A claim that delivers again a backlog its predecessor caught up within
+// the window is allowed what it delivered again.
+func TestAllowedDuplicatesOfABacklog(t *testing.T) {
+	h := clean()
+	h.Commits = h.Commits[:1]
+	h.Epochs = append(h.Epochs, Epoch{Partition: 0, Epoch: 3, Zxid: 30, At: ms(1500)})
+	deliver(h, "C", 3, 1500, 5, 6, 7, 8, 9)
+	h.Faults = append(h.Faults, Fault{Kind: CutClient, Victim: "B", Start: ms(750), End: ms(1400)})
+	b := Bounds{Orphan: testBounds.Orphan, Rewind: testBounds.Rewind, Window: time.Second}
+	if got, want := AllowedDuplicates(h, b), (map[Kind]int64{"none": 6, CutClient: 5}); !reflect.DeepEqual(got, want) {
+		t.Errorf("allowed %v, want %v", got, want)
+	}
+}

@@ -60,6 +60,7 @@ func (s runSettings) bounds() campaign.Bounds {
 	return campaign.Bounds{
 		Orphan: s.OrphanBound,
 		Rewind: campaign.RewindBound(float64(s.Rate)/float64(s.Partitions), s.CommitInterval, s.Session, 10),
+		Window: s.CommitInterval + s.Session,
 	}
 }
 
