@@ -16,6 +16,12 @@ type Bounds struct {
 	// earlier claims of its partition delivered (the uncommitted window);
 	// RewindBound computes it.
 	Rewind int64
+	// Window is how long a claim may deliver without committing (the
+	// commit interval plus the fence's budget): a claim catching up a
+	// backlog delivers more than Rewind in it. A handoff delivering again
+	// more than Rewind offsets is a rewind only if earlier claims
+	// delivered them over more than Window. Zero: judged by Rewind alone.
+	Window time.Duration
 }
 
 // RewindBound is the uncommitted window of a partition consumed at rate
@@ -386,20 +392,51 @@ func checkHandoffs(h *History, ix *historyIndex, r *Report, b Bounds) {
 					r.add(HandoffSkip, p, f.Offset, f.At, "%s (epoch %d) started at %d, above the committed %d", c.reader, c.epoch, f.Offset, committed)
 				}
 			}
-			delivered := int64(-1)
-			for _, e := range cs[:i] {
-				for _, d := range ix.deliveries[e.firstIdx : min(e.lastIdx, c.firstIdx)+1] {
-					if d.Partition == p && d.Reader == e.reader && d.Epoch == e.epoch && d.Offset > delivered {
-						delivered = d.Offset
-					}
-				}
-			}
-			if again := delivered - f.Offset + 1; again > b.Rewind {
-				r.add(HandoffRewind, p, f.Offset, f.At, "%s (epoch %d) started at %d, %d below the %d delivered before (bound %d)",
-					c.reader, c.epoch, f.Offset, again, delivered, b.Rewind)
+			if again, delivered, span := rewindOf(ix, cs, i); !rewindAllowed(b, again, span) {
+				r.add(HandoffRewind, p, f.Offset, f.At, "%s (epoch %d) started at %d, %d below the %d delivered before, over %s (bounds %d, %s)",
+					c.reader, c.epoch, f.Offset, again, delivered, span.Round(time.Millisecond), b.Rewind, b.Window)
 			}
 		}
 	}
+}
+
+// rewindOf returns how many offsets the claim cs[i] delivers again of what
+// the claims before it had delivered (up to the highest, delivered), and
+// how long those claims took to deliver them: from their last delivery of
+// the claim's first offset (or the lowest above it they delivered) to that
+// of the highest.
+func rewindOf(ix *historyIndex, cs []*claimSpan, i int) (again, delivered int64, span time.Duration) {
+	c := cs[i]
+	f := c.first.Offset
+	delivered, low := int64(-1), int64(-1)
+	var highAt, lowAt time.Time
+	for _, e := range cs[:i] {
+		if e.firstIdx > c.firstIdx {
+			continue // started after c: not before it
+		}
+		for _, d := range ix.deliveries[e.firstIdx : min(e.lastIdx, c.firstIdx)+1] {
+			if d.Partition != c.p || d.Reader != e.reader || d.Epoch != e.epoch {
+				continue
+			}
+			if d.Offset >= delivered {
+				delivered, highAt = d.Offset, d.At
+			}
+			if d.Offset >= f && (low < 0 || d.Offset <= low) {
+				low, lowAt = d.Offset, d.At
+			}
+		}
+	}
+	if low < 0 {
+		return 0, delivered, 0
+	}
+	return delivered - f + 1, delivered, highAt.Sub(lowAt)
+}
+
+// rewindAllowed reports whether a handoff may deliver again offsets
+// earlier claims delivered over span: no more than b.Rewind, or within
+// b.Window however many.
+func rewindAllowed(b Bounds, again int64, span time.Duration) bool {
+	return again <= b.Rewind || (b.Window > 0 && span <= b.Window)
 }
 
 // committedAtClaim returns the committed offset when c's claim was made:

@@ -201,3 +201,19 @@ func TestRewindBound(t *testing.T) {
 		t.Errorf("RewindBound = %d, want 305", got)
 	}
 }
+
+// The fence bounds by time what a claim delivers without committing, not
+// by count: a claim that catches up a backlog delivers far more than the
+// production rate in that time. A handoff that delivers again more than
+// Bounds.Rewind offsets is a rewind only if the earlier claims delivered
+// them over more than Bounds.Window.
+func TestCheckRewindOfABacklogWithinTheWindow(t *testing.T) {
+	h := clean()
+	h.Commits = h.Commits[:1] // B's commits of 8 and 10 failed
+	h.Epochs = append(h.Epochs, Epoch{Partition: 0, Epoch: 3, Zxid: 30, At: ms(1500)})
+	deliver(h, "C", 3, 1500, 5, 6, 7, 8, 9) // B delivered 5..9 within 40 ms
+	r := Check(h, Bounds{Orphan: testBounds.Orphan, Rewind: testBounds.Rewind, Window: time.Second})
+	expectOnly(t, r, Duplicate)
+	r = Check(h, Bounds{Orphan: testBounds.Orphan, Rewind: testBounds.Rewind, Window: 30 * time.Millisecond})
+	expectOnly(t, r, Duplicate, HandoffRewind)
+}

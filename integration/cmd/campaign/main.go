@@ -7,6 +7,7 @@
 //	campaign -runs 10 -duration 20s        ten runs of seeds drawn at random
 //	campaign -seed 1234 -duration 20s      replay the schedule of seed 1234
 //	campaign -check campaign-out/seed-1234 check a saved history again
+//	campaign -summarize out1 out2          one table over every run saved there
 //
 // The stack's settings come from the environment, as integration/stack.sh
 // env prints them (ZK_ADDR, KAFKA_ADDRS, and ZK_NODES, ZK_PORT, KAFKA_PORT,
@@ -40,6 +41,7 @@ type options struct {
 	kinds       []campaign.Kind
 	out         string
 	recheck     string
+	summarize   []string // out directories to summarize
 	stackScript string
 	zk          []string
 	brokers     []string
@@ -56,6 +58,9 @@ func main() {
 	}
 	if o.recheck != "" {
 		os.Exit(recheck(o))
+	}
+	if o.summarize != nil {
+		os.Exit(summarizeDirs(os.Stdout, o.summarize, o.settings()))
 	}
 	os.Exit(runCampaign(o))
 }
@@ -76,6 +81,7 @@ func parseFlags(args []string) (*options, error) {
 	kinds := fs.String("faults", "", "comma-separated fault kinds to draw from (default: all but offset-reset)")
 	fs.StringVar(&o.out, "out", "campaign-out", "directory for histories and failing-seeds.txt")
 	fs.StringVar(&o.recheck, "check", "", "check the history.json of a run's directory again instead of running (no stack needed)")
+	summarize := fs.Bool("summarize", false, "print one table over the runs saved under the directories given as arguments, each history checked again (no stack needed)")
 	fs.StringVar(&o.stackScript, "stack", "integration/stack.sh", "the stack script the faults call")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -96,7 +102,13 @@ func parseFlags(args []string) (*options, error) {
 	if o.orphan == 0 {
 		o.orphan = 2*o.session + 3*time.Second
 	}
-	if o.recheck != "" {
+	if *summarize {
+		if fs.NArg() == 0 {
+			return nil, fmt.Errorf("-summarize: name at least one directory")
+		}
+		o.summarize = fs.Args()
+	}
+	if o.recheck != "" || o.summarize != nil {
 		return o, nil
 	}
 	o.zk = splitList(os.Getenv("ZK_ADDR"))
@@ -155,13 +167,13 @@ func runCampaign(o *options) int {
 			seeds = append(seeds, rand.Uint64()%1_000_000)
 		}
 	}
-	var results []runResult
+	var results []runSummary
 	for i, seed := range seeds {
 		fmt.Printf("run %d/%d, seed %d\n", i+1, len(seeds), seed)
 		res := runOnce(o, seed)
 		results = append(results, res)
-		if res.err != nil {
-			fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, res.err)
+		if res.Error != "" {
+			fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, res.Error)
 		}
 		if res.failed() {
 			saveFailingSeed(o.out, res)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,44 +16,64 @@ import (
 	"github.com/zkgroup/kafka/integration/campaign"
 )
 
-// runResult is the outcome of one run.
+// runResult is what one run carries out.
 type runResult struct {
 	seed     uint64
 	schedule campaign.Schedule
-	applied  map[campaign.Kind]int
-	report   *campaign.Report
 	failedTx int // sends the producer saw fail
 	dir      string
-	err      error
 }
-
-// failed reports whether the run could not be checked or found an anomaly
-// not tolerated.
-func (r runResult) failed() bool { return r.err != nil || (r.report != nil && r.report.Failed()) }
 
 // runOnce runs the schedule of seed against a fresh topic and group, then
 // waits for every acknowledged message, stops the members and checks the
-// history. Everything the run writes goes under o.out/seed-<seed>.
-func runOnce(o *options, seed uint64) runResult {
-	res := runResult{seed: seed, schedule: campaign.Generate(seed, o.scheduleConfig()), applied: make(map[campaign.Kind]int)}
-	res.dir = filepath.Join(o.out, fmt.Sprintf("seed-%d", seed))
-	res.err = execute(o, &res)
-	return res
+// history. Everything the run writes goes under its own directory of o.out
+// (runDir), summary.json last, whatever the outcome.
+func runOnce(o *options, seed uint64) runSummary {
+	res := runResult{seed: seed, schedule: campaign.Generate(seed, o.scheduleConfig())}
+	sum := runSummary{Seed: seed, Settings: o.settings()}
+	dir, err := runDir(o.out, seed)
+	if err != nil {
+		sum.Error = err.Error()
+		return sum
+	}
+	res.dir = dir
+	h, err := execute(o, &res)
+	if err == nil {
+		var r *campaign.Report
+		sum, r = summarize(seed, o.settings(), h, res.failedTx)
+		err = writeReport(dir, h, r)
+	}
+	if err != nil {
+		sum.Error = err.Error()
+	}
+	sum.dir = dir
+	if err := sum.save(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "seed %d: %v\n", seed, err)
+	}
+	return sum
 }
 
-func execute(o *options, res *runResult) error {
-	if err := os.RemoveAll(res.dir); err != nil {
-		return err
+// runDir makes the directory of a run of seed under out: seed-<S>, or
+// seed-<S>.<n> for its n-th run there, so a replay keeps the runs before.
+func runDir(out string, seed uint64) (string, error) {
+	dir := filepath.Join(out, fmt.Sprintf("seed-%d", seed))
+	for n := 2; ; n++ {
+		err := os.Mkdir(dir, 0o755)
+		if !errors.Is(err, fs.ErrExist) {
+			return dir, err
+		}
+		dir = filepath.Join(out, fmt.Sprintf("seed-%d.%d", seed, n))
 	}
-	if err := os.MkdirAll(res.dir, 0o755); err != nil {
-		return err
-	}
+}
+
+// execute runs res's schedule and returns the history, not yet checked.
+func execute(o *options, res *runResult) (*campaign.History, error) {
 	if err := os.WriteFile(filepath.Join(res.dir, "schedule.txt"), []byte(res.schedule.String()), 0o644); err != nil {
-		return err
+		return nil, err
 	}
 	logf, err := os.Create(filepath.Join(res.dir, "run.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logf.Close()
 	logStart := time.Now()
@@ -64,29 +85,29 @@ func execute(o *options, res *runResult) error {
 	group := fmt.Sprintf("campaign-%d-%s", res.seed, stamp)
 	partitions := int32(o.partitions)
 	if err := createTopic(o.brokers, topic, partitions); err != nil {
-		return err
+		return nil, err
 	}
 	offsetsBin := filepath.Join(o.out, "zkgroup-offsets")
 	if _, err := os.Stat(offsetsBin); err != nil {
 		if out, err := exec.Command("go", "build", "-o", offsetsBin, "github.com/zkgroup/kafka/cmd/zkgroup-offsets").CombinedOutput(); err != nil {
-			return fmt.Errorf("build zkgroup-offsets: %v: %s", err, out)
+			return nil, fmt.Errorf("build zkgroup-offsets: %v: %s", err, out)
 		}
 	}
 
 	h := &campaign.History{Partitions: partitions, Start: time.Now()}
 	rec, err := startRecorder(o.zk, group, topic, partitions, h)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fl, err := newFleet(o, res.dir, group, topic)
 	if err != nil {
 		rec.close()
-		return err
+		return nil, err
 	}
 	pr, err := startProducer(o.brokers, topic, partitions, o.rate, res.seed)
 	if err != nil {
 		rec.close()
-		return err
+		return nil, err
 	}
 	for slot := range o.members {
 		if err := fl.start(slot); err != nil {
@@ -101,7 +122,6 @@ func execute(o *options, res *runResult) error {
 			log("%v: not applied: %v", st, err)
 			continue
 		}
-		res.applied[st.Kind]++
 	}
 	time.Sleep(time.Until(begin.Add(o.duration)))
 	acked, failed := pr.stop()
@@ -113,22 +133,14 @@ func execute(o *options, res *runResult) error {
 	rec.close()
 	h.Acked = acked
 	if err := readDeliveries(res.dir, h); err != nil {
-		return err
+		return nil, err
 	}
-	res.report = campaign.Check(h, o.bounds())
-	return writeReport(res, h)
-}
-
-// bounds are the limits every run's history is held to.
-func (o *options) bounds() campaign.Bounds {
-	return campaign.Bounds{
-		Orphan: o.orphan,
-		Rewind: campaign.RewindBound(float64(o.rate)/float64(o.partitions), commitInterval, o.session, 10),
-	}
+	return h, nil
 }
 
 // recheck checks the history.json of o.recheck again, with the bounds of
-// the flags given (the run's own by default), and prints its anomalies.
+// the run's settings (its summary.json; the flags' for a run saved before
+// runs kept one), and prints its anomalies.
 func recheck(o *options) int {
 	data, err := os.ReadFile(filepath.Join(o.recheck, "history.json"))
 	if err != nil {
@@ -140,7 +152,11 @@ func recheck(o *options) int {
 		fmt.Fprintln(os.Stderr, "campaign:", err)
 		return 2
 	}
-	r := campaign.Check(h, o.bounds())
+	settings := o.settings()
+	if saved, ok, err := readSummary(o.recheck); err == nil && ok {
+		settings = saved.Settings // the run's own bounds
+	}
+	r := campaign.Check(h, settings.bounds())
 	for _, c := range campaign.Classes {
 		fmt.Printf("%-22s %d\n", c, r.Count(c))
 		if !c.Tolerated() {
