@@ -1,6 +1,6 @@
-// Command throughput reads one topic with seven readers, ours, sarama's and
+// Command throughput reads one topic with eight readers, ours, sarama's and
 // franz-go's, side by side, and prints each reader's rate and peak RSS
-// round by round (issue 22, "Benchmark against franz-go").
+// round by round.
 //
 // It creates a fresh topic of 4 partitions and fills it with -n messages
 // ("message <i>", uncompressed, each partition a quarter) once, written by
@@ -30,6 +30,11 @@
 //     converted to a *sarama.ConsumerMessage (headers included) and sent
 //     through one channel (256 deep, sarama's ChannelBufferSize) read by
 //     one goroutine: the limit for a channel API;
+//   - franz-direct-unbuf: the same with an unbuffered channel, so that a
+//     message is handed over only when the reader takes it, as our
+//     Messages() hands it over (nothing waits in a buffer past the fence):
+//     the limit for a channel API with that guarantee (no target; a
+//     comparison);
 //   - franz-direct-raw: kgo.ConsumePartitions, records counted as polled.
 //
 // Settings, as BenchmarkIntegrationThroughput has them: fetch sizes are

@@ -27,13 +27,18 @@ var readers = map[string]reader{
 	"sarama-group":      readSaramaGroup,
 	"sarama-one-reader": readSaramaOneReader,
 	"franz-group":       readFranzGroup,
-	"franz-direct-conv": readFranzDirectConv,
-	"franz-direct-raw":  readFranzDirectRaw,
+	"franz-direct-conv": func(ctx context.Context, st stack, group, topic string, n int) error {
+		return readFranzDirectConv(ctx, st, topic, n, channelDepth)
+	},
+	"franz-direct-unbuf": func(ctx context.Context, st stack, group, topic string, n int) error {
+		return readFranzDirectConv(ctx, st, topic, n, 0)
+	},
+	"franz-direct-raw": readFranzDirectRaw,
 }
 
 // readerNames are the readers in the table's order.
 func readerNames() []string {
-	return []string{"handler", "franz-group", "messages", "franz-direct-conv", "franz-direct-raw", "sarama-group", "sarama-one-reader"}
+	return []string{"handler", "franz-group", "messages", "franz-direct-conv", "franz-direct-unbuf", "franz-direct-raw", "sarama-group", "sarama-one-reader"}
 }
 
 // fetchWait is the longest a fetch waits for data, for every reader but
@@ -263,7 +268,10 @@ func readFranzDirectRaw(ctx context.Context, st stack, _, topic string, n int) e
 // default ChannelBufferSize.
 const channelDepth = 256
 
-func readFranzDirectConv(ctx context.Context, st stack, _, topic string, n int) error {
+// readFranzDirectConv is franz-direct-conv (depth channelDepth) and
+// franz-direct-unbuf (depth 0: a message is handed over only when the
+// reader takes it, the guarantee our Messages() gives).
+func readFranzDirectConv(ctx context.Context, st stack, topic string, n, depth int) error {
 	cl, err := directClient(ctx, st, topic)
 	if err != nil {
 		return err
@@ -271,7 +279,7 @@ func readFranzDirectConv(ctx context.Context, st stack, _, topic string, n int) 
 	defer cl.Close()
 	pollCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	msgs := make(chan *sarama.ConsumerMessage, channelDepth)
+	msgs := make(chan *sarama.ConsumerMessage, depth)
 	go func() { // one goroutine polls and converts, as a channel API's feed would
 		for pollCtx.Err() == nil {
 			fs := cl.PollFetches(pollCtx)
