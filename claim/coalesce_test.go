@@ -111,51 +111,70 @@ func TestCoalescerBatchesTheCallsQueuedBehindABatchInFlight(t *testing.T) {
 	}
 }
 
-func TestCoalescerWithdrawsAQueuedCallWhoseContextEnds(t *testing.T) {
-	g := newGatedRun()
-	c := newCoalescer(8, g.run)
-	first := doAsync(context.Background(), c, 1)
-	<-g.started
-	ctx, cancel := context.WithCancel(context.Background())
-	withdrawn := doAsync(ctx, c, 2)
-	waitQueued(t, c, 1)
-	kept := doAsync(context.Background(), c, 3)
-	waitQueued(t, c, 2)
-	cancel()
-	if r := <-withdrawn; r[1] != context.Canceled {
-		t.Fatalf("cancelled queued call: %v, want context.Canceled", r)
+// Call 1's batch is in flight; call 2, whose context ends, and call 3 queue
+// behind it. A call whose context ends while it is queued is withdrawn and
+// never run; once its batch holds it, as its leader or taken by another's,
+// it waits for the batch's answer, which is never abandoned.
+func TestCoalescerCallWhoseContextEnds(t *testing.T) {
+	cases := []struct {
+		name     string
+		inFlight bool  // the context ends once call 2's batch is in flight, not while it is queued
+		order    []int // the order calls 2 and 3 queue in
+		want2    [2]any
+		batches  [][]int
+	}{
+		{"QueuedIsWithdrawn", false, []int{2, 3}, [2]any{0, context.Canceled}, [][]int{{1}, {3}}}, // 2 was never run
+		{"LeadingWaitsForItsBatch", true, []int{2, 3}, [2]any{20, nil}, [][]int{{1}, {2, 3}}},
+		{"TakenWaitsForItsBatch", true, []int{3, 2}, [2]any{20, nil}, [][]int{{1}, {3, 2}}},
 	}
-	g.release <- struct{}{}
-	g.release <- struct{}{}
-	<-first
-	if r := <-kept; r[0] != 30 {
-		t.Fatalf("call 3: %v", r)
-	}
-	want := [][]int{{1}, {3}} // 2 was never run
-	if got := g.seen(); !slices.EqualFunc(got, want, slices.Equal) {
-		t.Fatalf("batches %v, want %v", got, want)
-	}
-}
-
-func TestCoalescerWaitsForATakenCallWhoseContextEnds(t *testing.T) {
-	g := newGatedRun()
-	c := newCoalescer(8, g.run)
-	first := doAsync(context.Background(), c, 1)
-	<-g.started
-	ctx, cancel := context.WithCancel(context.Background())
-	taken := doAsync(ctx, c, 2)
-	waitQueued(t, c, 1)
-	g.release <- struct{}{}
-	<-first
-	<-g.started // the batch holding 2 is in flight
-	cancel()
-	select {
-	case r := <-taken:
-		t.Fatalf("a call in a batch in flight returned %v before its batch", r)
-	case <-time.After(20 * time.Millisecond):
-	}
-	g.release <- struct{}{}
-	if r := <-taken; r[0] != 20 || r[1] != nil {
-		t.Fatalf("call 2: %v, want its batch's answer", r)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGatedRun()
+			c := newCoalescer(8, g.run)
+			first := doAsync(context.Background(), c, 1)
+			<-g.started
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			calls := map[int]<-chan [2]any{}
+			for i, in := range tc.order {
+				callCtx := context.Background()
+				if in == 2 {
+					callCtx = ctx
+				}
+				calls[in] = doAsync(callCtx, c, in)
+				waitQueued(t, c, i+1)
+			}
+			if !tc.inFlight {
+				cancel() // while call 1's batch still holds: 2 returns by itself
+				if r := <-calls[2]; r != tc.want2 {
+					t.Fatalf("call 2: %v, want %v", r, tc.want2)
+				}
+			}
+			g.release <- struct{}{}
+			if r := <-first; r[0] != 10 || r[1] != nil {
+				t.Fatalf("call 1: %v", r)
+			}
+			<-g.started // the batch of what was queued is in flight
+			if tc.inFlight {
+				cancel()
+				select {
+				case r := <-calls[2]:
+					t.Fatalf("a call in a batch in flight returned %v before its batch", r)
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			g.release <- struct{}{}
+			if tc.inFlight {
+				if r := <-calls[2]; r != tc.want2 {
+					t.Fatalf("call 2: %v, want its batch's answer %v", r, tc.want2)
+				}
+			}
+			if r := <-calls[3]; r[0] != 30 || r[1] != nil {
+				t.Fatalf("call 3: %v", r)
+			}
+			if got := g.seen(); !slices.EqualFunc(got, tc.batches, slices.Equal) {
+				t.Fatalf("batches %v, want %v", got, tc.batches)
+			}
+		})
 	}
 }

@@ -186,79 +186,62 @@ func TestIntegrationOffsetStorageMigration(t *testing.T) {
 	}
 }
 
-// TestIntegrationKafkaStorageReset: Offsets.ResetOffsets with kafka storage
-// deletes the group's offsets in Kafka, so the next member starts again at
-// Offsets.Initial (the oldest offset) and commits from there.
-func TestIntegrationKafkaStorageReset(t *testing.T) {
+// TestIntegrationStorageReset: Offsets.ResetOffsets deletes the group's
+// offsets, so the next member starts again at Offsets.Initial (the oldest
+// offset) and commits from there. With kafka storage it deletes the
+// group's offsets in Kafka; with ZooKeeper storage, the group's offset
+// nodes as the member joins (fenced: each partition's epoch moves with it).
+func TestIntegrationStorageReset(t *testing.T) {
 	testenv.Integration(t)
-	const partitions = 2
-	topic := newTopic(t, partitions)
-	group := testenv.UniqueName("kreset")
-	counts := produceTo(t, topic, map[int32]int{0: 5, 1: 4})
+	cases := []struct {
+		storage consumergroup.OffsetStorage
+		group   string // the group name's prefix
+		// waitOffsets waits until the storage holds want for the group.
+		waitOffsets func(t testing.TB, group, topic string, want map[int32]int64)
+	}{{
+		storage: consumergroup.OffsetStorageKafka,
+		group:   "kreset",
+		waitOffsets: func(t testing.TB, group, topic string, want map[int32]int64) {
+			waitKafkaOffsets(t, group, topic, want, time.Second)
+		},
+	}, {
+		storage:     consumergroup.OffsetStorageZookeeper,
+		group:       "zreset",
+		waitOffsets: waitZookeeperOffsets,
+	}}
+	for _, tc := range cases {
+		t.Run(string(tc.storage), func(t *testing.T) {
+			const partitions = 2
+			topic := newTopic(t, partitions)
+			group := testenv.UniqueName(tc.group)
+			counts := produceTo(t, topic, map[int32]int{0: 5, 1: 4})
 
-	first := newLedger()
-	h := recordDeliveries(t, group, topic, partitions, first)
-	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageKafka))
-	done := consume(t, 0, cg, first)
-	waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
-	closeGroup(t, cg)
-	<-done
-	waitKafkaOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4}, time.Second)
+			first := newLedger()
+			h := recordDeliveries(t, group, topic, partitions, first)
+			cg := join(t, group, []string{topic}, storageConfig(tc.storage))
+			done := consume(t, 0, cg, first)
+			waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
+			closeGroup(t, cg)
+			<-done
+			tc.waitOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
 
-	cfg := storageConfig(consumergroup.OffsetStorageKafka)
-	cfg.Offsets.ResetOffsets = true
-	second := newLedger()
-	h.attach(second)
-	h.reset(allPartitionsReset, -1)
-	cg = join(t, group, []string{topic}, cfg)
-	done = consume(t, 1, cg, second)
-	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
-	closeGroup(t, cg)
-	<-done
-	if d := second.duplicates(); d != 0 {
-		t.Errorf("%d duplicates after the reset", d)
-	}
-	waitKafkaOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4}, time.Second)
-	if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] || rep.dups != 9 {
-		t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
-	}
-}
-
-// TestIntegrationZookeeperStorageResetOnJoin: Offsets.ResetOffsets with
-// ZooKeeper storage deletes the group's offset nodes as the member joins
-// (fenced: each partition's epoch moves with it), so it starts again at
-// Offsets.Initial (the oldest offset) and commits from there.
-func TestIntegrationZookeeperStorageResetOnJoin(t *testing.T) {
-	testenv.Integration(t)
-	const partitions = 2
-	topic := newTopic(t, partitions)
-	group := testenv.UniqueName("zreset")
-	counts := produceTo(t, topic, map[int32]int{0: 5, 1: 4})
-
-	first := newLedger()
-	h := recordDeliveries(t, group, topic, partitions, first)
-	cg := join(t, group, []string{topic}, storageConfig(consumergroup.OffsetStorageZookeeper))
-	done := consume(t, 0, cg, first)
-	waitFor(t, 20*time.Second, "every message delivered", func() bool { return first.distinct() == 9 })
-	closeGroup(t, cg)
-	<-done
-	waitZookeeperOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
-
-	cfg := storageConfig(consumergroup.OffsetStorageZookeeper)
-	cfg.Offsets.ResetOffsets = true
-	second := newLedger()
-	h.attach(second)
-	h.reset(allPartitionsReset, -1)
-	cg = join(t, group, []string{topic}, cfg)
-	done = consume(t, 1, cg, second)
-	waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
-	closeGroup(t, cg)
-	<-done
-	if d := second.duplicates(); d != 0 {
-		t.Errorf("%d duplicates after the reset", d)
-	}
-	waitZookeeperOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
-	if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] || rep.dups != 9 {
-		t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
+			cfg := storageConfig(tc.storage)
+			cfg.Offsets.ResetOffsets = true
+			second := newLedger()
+			h.attach(second)
+			h.reset(allPartitionsReset, -1)
+			cg = join(t, group, []string{topic}, cfg)
+			done = consume(t, 1, cg, second)
+			waitFor(t, 20*time.Second, "every message delivered again after the reset", func() bool { return second.distinct() == 9 })
+			closeGroup(t, cg)
+			<-done
+			if d := second.duplicates(); d != 0 {
+				t.Errorf("%d duplicates after the reset", d)
+			}
+			tc.waitOffsets(t, group, topic, map[int32]int64{0: 5, 1: 4})
+			if rep := h.assert(expectation{produced: counts}); rep.dups != rep.dupsBy[dupReset] || rep.dups != 9 {
+				t.Errorf("history: duplicates %v, want the 9 messages delivered again after the reset", rep.dupsBy)
+			}
+		})
 	}
 }

@@ -5,11 +5,51 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/zkgroup/kafka/internal/tcpproxy"
 )
 
 // lostBatchPartitions is how many partitions the lost-reply tests claim
 // and release in one batch.
 const lostBatchPartitions = 4
+
+// lostReplyBatch is instance "a" of group "g" on a client behind a proxy
+// that can lose ZooKeeper's replies, holding partitions 0 to
+// lostBatchPartitions-1 of topic "t", claimed by one ClaimBatch.
+type lostReplyBatch struct {
+	kz     *Kazoo
+	proxy  *tcpproxy.Proxy
+	a      *ConsumergroupInstance
+	reqs   []ClaimRequest
+	claims []*PartitionClaim
+}
+
+func newLostReplyBatch(t *testing.T, e *cgEnv) *lostReplyBatch {
+	t.Helper()
+	b := &lostReplyBatch{reqs: make([]ClaimRequest, lostBatchPartitions)}
+	b.kz, b.proxy = e.proxiedClient(10 * time.Second)
+	b.a = b.kz.Consumergroup("g").Instance("a")
+	for p := range b.reqs {
+		b.reqs[p] = ClaimRequest{"t", int32(p)}
+	}
+	for _, r := range b.a.ClaimBatch(b.reqs) {
+		cgNoErr(t, r.Err)
+		b.claims = append(b.claims, r.Claim)
+	}
+	return b
+}
+
+// loseReplies has the proxy swallow ZooKeeper's replies for a second, then
+// drop the connection, and returns while they are swallowed.
+func (b *lostReplyBatch) loseReplies() {
+	muted := make(chan struct{})
+	go func() {
+		close(muted)
+		b.proxy.LoseReplies(time.Second)
+	}()
+	<-muted
+	time.Sleep(200 * time.Millisecond) // LoseReplies has muted the proxy
+}
 
 // A ClaimBatch whose Multi applied while its reply was lost (the proxy
 // swallows it, then drops the connection): each partition goes through
@@ -18,34 +58,18 @@ const lostBatchPartitions = 4
 func TestIntegrationClaimBatchLostReply(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
-	kz, proxy := e.proxiedClient(10 * time.Second)
-	a := kz.Consumergroup("g").Instance("a")
-	reqs := make([]ClaimRequest, lostBatchPartitions)
-	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
-	}
-	var first []*PartitionClaim
-	for _, r := range a.ClaimBatch(reqs) { // parents and epoch nodes
-		cgNoErr(t, r.Err)
-		first = append(first, r.Claim)
-	}
-	cgNoErr(t, errors.Join(a.ReleaseBatch(first)...))
+	b := newLostReplyBatch(t, e) // the claims made the parents and epoch nodes
+	cgNoErr(t, errors.Join(b.a.ReleaseBatch(b.claims)...))
 
 	var exists atomic.Int32
-	a.cg.testHook = func(s hookStep) error {
+	b.a.cg.testHook = func(s hookStep) error {
 		if s == stepClaimExists {
 			exists.Add(1)
 		}
 		return nil
 	}
-	muted := make(chan struct{})
-	go func() {
-		close(muted)
-		proxy.LoseReplies(time.Second)
-	}()
-	<-muted
-	time.Sleep(200 * time.Millisecond) // LoseReplies has muted the proxy
-	results := a.ClaimBatch(reqs)
+	b.loseReplies()
+	results := b.a.ClaimBatch(b.reqs)
 	if exists.Load() != lostBatchPartitions {
 		t.Fatalf("%d claims met their own node, want %d: the batch's reply was not lost", exists.Load(), lostBatchPartitions)
 	}
@@ -54,10 +78,10 @@ func TestIntegrationClaimBatchLostReply(t *testing.T) {
 			t.Logf("partition %d: %v (in doubt)", i, r.Err)
 			continue
 		}
-		if got := e.epoch("g", "t", int32(i)); r.Claim.Epoch != got || r.Claim.SessionID != kz.SessionID() {
-			t.Errorf("partition %d: claim %s, ZooKeeper's epoch %d, session %#x", i, r.Claim, got, kz.SessionID())
+		if got := e.epoch("g", "t", int32(i)); r.Claim.Epoch != got || r.Claim.SessionID != b.kz.SessionID() {
+			t.Errorf("partition %d: claim %s, ZooKeeper's epoch %d, session %#x", i, r.Claim, got, b.kz.SessionID())
 		}
-		e.assertOwner("g", "t", int32(i), "a", kz)
+		e.assertOwner("g", "t", int32(i), "a", b.kz)
 	}
 }
 
@@ -67,26 +91,9 @@ func TestIntegrationClaimBatchLostReply(t *testing.T) {
 func TestIntegrationReleaseBatchLostReply(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
-	kz, proxy := e.proxiedClient(10 * time.Second)
-	a := kz.Consumergroup("g").Instance("a")
-	reqs := make([]ClaimRequest, lostBatchPartitions)
-	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
-	}
-	var claims []*PartitionClaim
-	for _, r := range a.ClaimBatch(reqs) {
-		cgNoErr(t, r.Err)
-		claims = append(claims, r.Claim)
-	}
-
-	muted := make(chan struct{})
-	go func() {
-		close(muted)
-		proxy.LoseReplies(time.Second)
-	}()
-	<-muted
-	time.Sleep(200 * time.Millisecond) // LoseReplies has muted the proxy
-	for i, err := range a.ReleaseBatch(claims) {
+	b := newLostReplyBatch(t, e)
+	b.loseReplies()
+	for i, err := range b.a.ReleaseBatch(b.claims) {
 		if err != nil {
 			t.Logf("partition %d: %v", i, err)
 		}

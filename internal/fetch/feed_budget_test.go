@@ -25,17 +25,7 @@ func TestFeedBudget(t *testing.T) {
 			t.Fatalf("used %d, held %d and %d; want 130, 60, 70", b.used, a.held, c.held)
 		}
 		// a holds a batch: a fetch ahead of 30 must wait for room.
-		got := make(chan int64, 1)
-		go func() {
-			r, _ := b.reserve(ctx, &a, 30)
-			got <- r
-		}()
-		synctest.Wait()
-		select {
-		case r := <-got:
-			t.Fatalf("fetch ahead reserved %d over the budget", r)
-		default:
-		}
+		got := reserveWaits(t, b, &a, 30)
 		// c hands out its batch: 60 used, room for 30.
 		b.release(&c, 70)
 		synctest.Wait()
@@ -50,16 +40,7 @@ func TestFeedBudget(t *testing.T) {
 		// c holds 50 and wants 50 more: no room (170 > 100) until a,
 		// holding the budget, is released; a stopping releases all.
 		b.settle(&c, 0, 50)
-		go func() {
-			r, _ := b.reserve(ctx, &c, 50)
-			got <- r
-		}()
-		synctest.Wait()
-		select {
-		case r := <-got:
-			t.Fatalf("fetch ahead reserved %d over the budget", r)
-		default:
-		}
+		got = reserveWaits(t, b, &c, 50)
 		b.releaseAll(&a)
 		synctest.Wait()
 		if r := <-got; r != 50 || b.used != 100 || a.held != 0 {
@@ -68,16 +49,7 @@ func TestFeedBudget(t *testing.T) {
 		// A partition waiting for room goes on once it holds nothing
 		// itself (its own batch handed out), though the budget is full.
 		b.settle(&a, 0, 20)
-		go func() {
-			r, _ := b.reserve(ctx, &a, 50)
-			got <- r
-		}()
-		synctest.Wait()
-		select {
-		case r := <-got:
-			t.Fatalf("fetch ahead reserved %d over the budget", r)
-		default:
-		}
+		got = reserveWaits(t, b, &a, 50)
 		b.release(&a, 20)
 		synctest.Wait()
 		if r := <-got; r != 0 {
@@ -96,4 +68,22 @@ func TestFeedBudget(t *testing.T) {
 			t.Fatal("reserve succeeded after its context ended")
 		}
 	})
+}
+
+// reserveWaits starts b.reserve(h, n) and checks that it waits for room;
+// the channel gets what it reserves once it returns.
+func reserveWaits(t *testing.T, b *feedBudget, h *feedHold, n int64) <-chan int64 {
+	t.Helper()
+	got := make(chan int64, 1)
+	go func() {
+		r, _ := b.reserve(context.Background(), h, n)
+		got <- r
+	}()
+	synctest.Wait()
+	select {
+	case r := <-got:
+		t.Fatalf("fetch ahead reserved %d over the budget", r)
+	default:
+	}
+	return got
 }

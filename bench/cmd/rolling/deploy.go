@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 // options are the run's settings, from the flags.
 type options struct {
-	st         stack
+	st         benchstack.Stack
 	instances  int
 	partitions int
 	away       time.Duration // how long a restarted instance stays away
@@ -39,7 +41,7 @@ func newGroup(ctx context.Context, kind string, opts options, grace time.Duratio
 	}
 	stamp := time.Now().UnixNano()
 	topic := fmt.Sprintf("zkgroup.bench.rolling.%s.%d", kind, stamp)
-	if err := createTopic(ctx, opts.st.brokers, topic, opts.partitions); err != nil {
+	if err := benchstack.CreateTopic(ctx, opts.st.Brokers, topic, opts.partitions); err != nil {
 		return nil, err
 	}
 	return &group{
@@ -79,7 +81,7 @@ func (g *group) remove() {
 	if err := g.closeAll(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
-	deleteTopic(g.opts.st.brokers, g.spec.topic)
+	benchstack.DeleteTopic(g.opts.st.Brokers, g.spec.topic)
 }
 
 // closeAll closes every running instance, reporting the first error.
@@ -174,7 +176,7 @@ func runRolling(kind string, opts options) (row, error) {
 	if _, _, err := g.awaitStable(); err != nil {
 		return row{}, err
 	}
-	p, err := startProducer(opts.st.brokers, g.spec.topic, opts.partitions, opts.rate, g.spec.ledger)
+	p, err := startProducer(opts.st.Brokers, g.spec.topic, opts.partitions, opts.rate, g.spec.ledger)
 	if err != nil {
 		return row{}, err
 	}

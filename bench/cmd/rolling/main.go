@@ -96,12 +96,15 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 func main() {
 	var opts options
-	brokers := flag.String("brokers", env("KAFKA_ADDRS", "127.0.0.1:9092"), "Kafka brokers, comma-separated")
-	zk := flag.String("zk", env("ZK_ADDR", "127.0.0.1:2181"), "ZooKeeper server")
+	st := benchstack.FromEnv()
+	brokers := flag.String("brokers", strings.Join(st.Brokers, ","), "Kafka brokers, comma-separated")
+	zk := flag.String("zk", st.ZK, "ZooKeeper server")
 	flag.IntVar(&opts.instances, "instances", 6, "instances per group")
 	flag.IntVar(&opts.partitions, "partitions", 60, "partitions of each group's topic")
 	flag.DurationVar(&opts.away, "away", 3*time.Second, "how long a restarted instance stays away")
@@ -117,24 +120,11 @@ func main() {
 	rounds := flag.Int("rounds", 1, "rounds of every group, the groups' order rotating by one each round")
 	out := flag.String("out", "", "also write the figures as JSON to this file")
 	flag.Parse()
-	opts.st = stack{zk: *zk, brokers: strings.Split(*brokers, ",")}
+	opts.st = benchstack.Stack{ZK: *zk, Brokers: strings.Split(*brokers, ",")}
 	if err := run(opts, *which, strings.Split(*groups, ","), *rounds, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "rolling:", err)
 		os.Exit(1)
 	}
-}
-
-// stack is where the groups connect.
-type stack struct {
-	zk      string
-	brokers []string
-}
-
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 // report is what -out writes.
@@ -159,7 +149,7 @@ func run(opts options, which string, groups []string, rounds int, out string) er
 		return fmt.Errorf("need -instances >= 1, -partitions >= -instances, -rate >= 1 and -rounds >= 1")
 	}
 	rep := report{Case: which, Instances: opts.instances, Partitions: opts.partitions, Away: opts.away, Rate: opts.rate}
-	delay := groupRebalanceDelay(opts.st.brokers)
+	delay := groupRebalanceDelay(opts.st.Brokers)
 	fmt.Printf("%d instances (one process), %d partitions, away %v, %d msgs/s; broker group.initial.rebalance.delay.ms: %s\n",
 		opts.instances, opts.partitions, opts.away, opts.rate, delay)
 	switch which {

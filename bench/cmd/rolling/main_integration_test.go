@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 // TestIntegrationRollingScaledDown builds the program and runs a small
@@ -15,18 +17,9 @@ import (
 // no partition of the static group delivered by another instance than
 // its own.
 func TestIntegrationRollingScaledDown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped under -short")
-	}
-	if os.Getenv("ZK_ADDR") == "" {
-		t.Skip("integration test: ZK_ADDR is not set (eval \"$(integration/stack.sh env)\")")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "rolling")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	js := filepath.Join(dir, "out.json")
+	benchstack.Integration(t)
+	bin := benchstack.BuildCommand(t)
+	js := filepath.Join(t.TempDir(), "out.json")
 	out, err := exec.Command(bin, "-instances", "3", "-partitions", "12", "-away", "1s", "-warm", "1s",
 		"-groups", "ours-static,ours-dynamic", "-out", js).CombinedOutput()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 	"github.com/zkgroup/kafka/consumergroup"
 )
 
@@ -22,7 +23,7 @@ type member interface {
 
 // memberSpec says how one instance of a group kind starts.
 type memberSpec struct {
-	st     stack
+	st     benchstack.Stack
 	group  string
 	topic  string
 	grace  time.Duration // ours, static: Static.GraceWindow (0: the default)
@@ -47,9 +48,6 @@ func kindNames() []string {
 
 // instanceID is slot's static id, "i0".."i<N-1>".
 func instanceID(slot int) string { return fmt.Sprintf("i%d", slot) }
-
-// fetchWait is the longest a fetch waits for data, for every group.
-const fetchWait = 100 * time.Millisecond
 
 // handlerMember runs a sarama.ConsumerGroup (ours or sarama's) with a
 // handler recording every message, until close.
@@ -121,15 +119,10 @@ func (h *recordingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.
 }
 
 // ourConfig is our groups' config: as bench's throughput command has it
-// (commits every 100 ms, ProcessingTimeout 5 s), the default assignment
-// (sticky) and, when static, the slot's id and the grace window.
+// (benchstack.OurGroupConfig), the default assignment (sticky) and, when
+// static, the slot's id and the grace window.
 func ourConfig(static bool, slot int, grace time.Duration) *consumergroup.Config {
-	cfg := consumergroup.NewConfig()
-	cfg.Version = sarama.V2_8_0_0
-	cfg.Offsets.Initial = sarama.OffsetOldest
-	cfg.Offsets.ProcessingTimeout = 5 * time.Second
-	cfg.Offsets.CommitInterval = 100 * time.Millisecond
-	cfg.Consumer.MaxWaitTime = fetchWait
+	cfg := benchstack.OurGroupConfig()
 	cfg.Consumer.Return.Errors = true
 	if static {
 		cfg.Consumer.Group.InstanceId = instanceID(slot)
@@ -144,7 +137,7 @@ func ourConfig(static bool, slot int, grace time.Duration) *consumergroup.Config
 // fresh dynamic id each start.
 func startOurs(static bool) starter {
 	return func(spec memberSpec, slot int) (member, error) {
-		g, err := consumergroup.NewConsumerGroup(spec.group, []string{spec.st.zk}, ourConfig(static, slot, spec.grace))
+		g, err := consumergroup.NewConsumerGroup(spec.group, []string{spec.st.ZK}, ourConfig(static, slot, spec.grace))
 		if err != nil {
 			return nil, err
 		}
@@ -159,11 +152,11 @@ func startSarama(spec memberSpec, slot int) (member, error) {
 	cfg.Version = sarama.V2_8_0_0
 	cfg.ClientID = "rolling-" + instanceID(slot)
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.MaxWaitTime = fetchWait
+	cfg.Consumer.MaxWaitTime = benchstack.FetchWait
 	cfg.Consumer.Return.Errors = true
 	cfg.Consumer.Group.InstanceId = instanceID(slot)
 	cfg.Consumer.Group.Rebalance.GroupStrategies = []sarama.BalanceStrategy{sarama.NewBalanceStrategyCooperativeSticky()}
-	g, err := sarama.NewConsumerGroup(spec.st.brokers, spec.group, cfg)
+	g, err := sarama.NewConsumerGroup(spec.st.Brokers, spec.group, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +184,7 @@ func startFranz(spec memberSpec, slot int) (member, error) {
 		}
 	}
 	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(spec.st.brokers...),
+		kgo.SeedBrokers(spec.st.Brokers...),
 		kgo.ClientID("rolling-"+instanceID(slot)),
 		kgo.ConsumerGroup(spec.group),
 		kgo.ConsumeTopics(spec.topic),
@@ -199,7 +192,7 @@ func startFranz(spec memberSpec, slot int) (member, error) {
 		kgo.InstanceID(instanceID(slot)),
 		kgo.Balancers(kgo.CooperativeStickyBalancer()),
 		kgo.AutoCommitMarks(),
-		kgo.FetchMaxWait(fetchWait),
+		kgo.FetchMaxWait(benchstack.FetchWait),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, ps map[string][]int32) { each(ps, true) }),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, ps map[string][]int32) {
 			each(ps, false)

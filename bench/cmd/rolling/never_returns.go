@@ -39,7 +39,7 @@ func runNeverReturns(opts options) (neverReturns, error) {
 		return neverReturns{}, err
 	}
 	l := g.spec.ledger
-	p, err := startProducer(opts.st.brokers, g.spec.topic, opts.partitions, opts.rate, l)
+	p, err := startProducer(opts.st.Brokers, g.spec.topic, opts.partitions, opts.rate, l)
 	if err != nil {
 		return neverReturns{}, err
 	}

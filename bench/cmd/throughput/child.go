@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 // result is one reader's run in its child process.
@@ -32,7 +34,7 @@ const resultPrefix = "throughput-result "
 // runReader re-executes this program with -child name, so the reader's
 // peak RSS is its process's alone, and returns its time and peak RSS.
 // With profile set, the child writes its CPU profile there.
-func runReader(st stack, name, topic string, n int, timeout time.Duration, profile string) (result, error) {
+func runReader(st benchstack.Stack, name, topic string, n int, timeout time.Duration, profile string) (result, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return result{}, err
@@ -44,7 +46,7 @@ func runReader(st stack, name, topic string, n int, timeout time.Duration, profi
 		args = append(args, "-cpuprofile", profile)
 	}
 	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Env = append(os.Environ(), "ZK_ADDR="+st.zk, "KAFKA_ADDRS="+strings.Join(st.brokers, ","))
+	cmd.Env = st.Environ()
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
@@ -75,7 +77,7 @@ func runReader(st stack, name, topic string, n int, timeout time.Duration, profi
 
 // runChild runs one reader in this process and prints its time; with
 // profile set, it writes the CPU profile of the read there.
-func runChild(st stack, name, topic string, n int, timeout time.Duration, profile string) error {
+func runChild(st benchstack.Stack, name, topic string, n int, timeout time.Duration, profile string) error {
 	read, ok := readers[name]
 	if !ok {
 		return fmt.Errorf("unknown reader")

@@ -20,6 +20,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
 )
@@ -37,7 +38,7 @@ import (
 //     a minute without any fetch, which long polls do not leave).
 
 // connsReaders are the groups -conns compares, in the table's order.
-var connsReaders = map[string]func(ctx context.Context, st stack, group, topic string, seen *atomic.Int64) error{
+var connsReaders = map[string]func(ctx context.Context, st benchstack.Stack, group, topic string, seen *atomic.Int64) error{
 	"handler":      connsHandler,
 	"sarama-group": connsSaramaGroup,
 	"franz-group":  connsFranzGroup,
@@ -55,13 +56,13 @@ type connsRow struct {
 
 // runConns runs each reader of names (those connsReaders has) in a child
 // and prints the table of their connections.
-func runConns(st stack, n int, names []string, producer string, idleWait, timeout time.Duration) error {
+func runConns(st benchstack.Stack, n int, names []string, producer string, idleWait, timeout time.Duration) error {
 	topic := fmt.Sprintf("zkgroup.bench.conns.%d", time.Now().UnixNano())
-	total, err := produce(st.brokers, topic, n, producer)
+	total, err := produce(st.Brokers, topic, n, producer)
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}
-	fmt.Printf("topic %s: %d messages on 4 partitions; brokers %s\n", topic, total, strings.Join(st.brokers, ","))
+	fmt.Printf("topic %s: %d messages on 4 partitions; brokers %s\n", topic, total, strings.Join(st.Brokers, ","))
 	var rows []connsRow
 	for _, name := range names {
 		if _, ok := connsReaders[name]; !ok {
@@ -79,7 +80,7 @@ func runConns(st stack, n int, names []string, producer string, idleWait, timeou
 
 // runConnsChild re-executes this program to count reader name's
 // connections and returns its rows.
-func runConnsChild(st stack, name, topic string, n int, idleWait, timeout time.Duration) ([]connsRow, error) {
+func runConnsChild(st benchstack.Stack, name, topic string, n int, idleWait, timeout time.Duration) ([]connsRow, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func runConnsChild(st stack, name, topic string, n int, idleWait, timeout time.D
 	defer cancel()
 	cmd := exec.CommandContext(ctx, self, "-child", name, "-conns", "-conns-idle", idleWait.String(), "-topic", topic,
 		"-n", strconv.Itoa(n), "-timeout", timeout.String())
-	cmd.Env = append(os.Environ(), "ZK_ADDR="+st.zk, "KAFKA_ADDRS="+strings.Join(st.brokers, ","))
+	cmd.Env = st.Environ()
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = os.Stderr
@@ -117,7 +118,7 @@ func runConnsChild(st stack, name, topic string, n int, idleWait, timeout time.D
 
 // runConnsChild's other end: run reader name until it read n messages and
 // the phases were counted, printing each phase's counts.
-func countConnsChild(st stack, name, topic string, n int, idleWait, timeout time.Duration) error {
+func countConnsChild(st benchstack.Stack, name, topic string, n int, idleWait, timeout time.Duration) error {
 	read, ok := connsReaders[name]
 	if !ok {
 		return fmt.Errorf("no connection count for this reader")
@@ -178,13 +179,13 @@ func printConns(phase string, counts map[string]int) {
 
 // printConnsTable writes one row per reader and phase: its connections to
 // each broker, to ZooKeeper, and to anything else.
-func printConnsTable(w io.Writer, st stack, rows []connsRow) {
-	brokers := resolved(st.brokers)
-	zk := resolved([]string{st.zk})
+func printConnsTable(w io.Writer, st benchstack.Stack, rows []connsRow) {
+	brokers := resolved(st.Brokers)
+	zk := resolved([]string{st.ZK})
 	fmt.Fprintf(w, "\n| reader | phase | %s | ZooKeeper | other |\n|---|---|%s---|---|\n",
-		strings.Join(st.brokers, " | "), strings.Repeat("---|", len(st.brokers)))
+		strings.Join(st.Brokers, " | "), strings.Repeat("---|", len(st.Brokers)))
 	for _, r := range rows {
-		perBroker := make([]int, len(st.brokers))
+		perBroker := make([]int, len(st.Brokers))
 		zkConns, other := 0, 0
 		for addr, c := range r.counts {
 			if i, ok := brokers[addr]; ok {
@@ -224,8 +225,8 @@ func resolved(addrs []string) map[string]int {
 }
 
 // connsHandler runs our group (as the handler reader) until ctx ends.
-func connsHandler(ctx context.Context, st stack, group, topic string, seen *atomic.Int64) error {
-	g, err := consumergroup.NewConsumerGroup(group, []string{st.zk}, groupConfig())
+func connsHandler(ctx context.Context, st benchstack.Stack, group, topic string, seen *atomic.Int64) error {
+	g, err := consumergroup.NewConsumerGroup(group, []string{st.ZK}, benchstack.OurGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -234,8 +235,8 @@ func connsHandler(ctx context.Context, st stack, group, topic string, seen *atom
 
 // connsSaramaGroup runs sarama's group (as the sarama-group reader) until
 // ctx ends.
-func connsSaramaGroup(ctx context.Context, st stack, group, topic string, seen *atomic.Int64) error {
-	g, err := sarama.NewConsumerGroup(st.brokers, group, saramaGroupConfig())
+func connsSaramaGroup(ctx context.Context, st benchstack.Stack, group, topic string, seen *atomic.Int64) error {
+	g, err := sarama.NewConsumerGroup(st.Brokers, group, saramaGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -261,7 +262,7 @@ func consumeUntil(ctx context.Context, g sarama.ConsumerGroup, topic string, see
 
 // connsFranzGroup runs franz-go's group (as the franz-group reader) until
 // ctx ends.
-func connsFranzGroup(ctx context.Context, st stack, group, topic string, seen *atomic.Int64) error {
+func connsFranzGroup(ctx context.Context, st benchstack.Stack, group, topic string, seen *atomic.Int64) error {
 	cl, err := kgo.NewClient(franzGroupOpts(st, group, topic)...)
 	if err != nil {
 		return err

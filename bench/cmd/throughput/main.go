@@ -63,6 +63,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 func main() {
@@ -78,7 +80,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write each reader's CPU profile of each round to this directory (<reader>-<round>.pprof); with -child, the file")
 	flag.Parse()
 
-	st := stack{zk: env("ZK_ADDR", "127.0.0.1:2181"), brokers: strings.Split(env("KAFKA_ADDRS", "127.0.0.1:9092"), ",")}
+	st := benchstack.FromEnv()
 	if *child != "" {
 		runIt := func() error { return runChild(st, *child, *topic, *n, *timeout, *cpuProfile) }
 		if *conns {
@@ -116,22 +118,9 @@ func main() {
 	}
 }
 
-// stack is where the readers connect.
-type stack struct {
-	zk      string
-	brokers []string
-}
-
-func env(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
-}
-
 // run produces the topic, runs the rounds and prints the table. With
 // profiles set, each reader writes its CPU profile of each round there.
-func run(st stack, n, rounds int, names []string, producer string, timeout time.Duration, profiles string) error {
+func run(st benchstack.Stack, n, rounds int, names []string, producer string, timeout time.Duration, profiles string) error {
 	if profiles != "" {
 		if err := os.MkdirAll(profiles, 0o755); err != nil {
 			return err
@@ -139,7 +128,7 @@ func run(st stack, n, rounds int, names []string, producer string, timeout time.
 	}
 	topic := fmt.Sprintf("zkgroup.bench.franz.%d", time.Now().UnixNano())
 	t0 := time.Now()
-	total, err := produce(st.brokers, topic, n, producer)
+	total, err := produce(st.Brokers, topic, n, producer)
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)
 	}

@@ -1,28 +1,20 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 // TestIntegrationThroughputRuns builds the program and runs it with 2,000
-// messages and one round against the stack named by KAFKA_ADDRS and
-// ZK_ADDR, so it keeps working: every reader must read every message and
+// messages and one round against the stack named by ZK_ADDR and
+// KAFKA_ADDRS, so it keeps working: every reader must read every message and
 // get its row.
 func TestIntegrationThroughputRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: skipped under -short")
-	}
-	if os.Getenv("KAFKA_ADDRS") == "" {
-		t.Skip("integration test: KAFKA_ADDRS is not set (eval \"$(integration/stack.sh env)\")")
-	}
-	bin := filepath.Join(t.TempDir(), "throughput")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	benchstack.Integration(t)
+	bin := benchstack.BuildCommand(t)
 	out, err := exec.Command(bin, "-n", "2000", "-rounds", "1", "-timeout", "1m").CombinedOutput()
 	if err != nil {
 		t.Fatalf("throughput: %v\n%s", err, out)

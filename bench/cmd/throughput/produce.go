@@ -10,6 +10,8 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 )
 
 // partitions is the topic's partition count.
@@ -37,9 +39,8 @@ func produce(brokers []string, topic string, n int, producer string) (int, error
 		return 0, err
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, topic); err != nil {
-		return 0, fmt.Errorf("create %s: %w", topic, err)
+	if err := benchstack.CreateTopic(ctx, brokers, topic, partitions); err != nil {
+		return 0, err
 	}
 	switch producer {
 	case "sarama":
@@ -52,7 +53,7 @@ func produce(brokers []string, topic string, n int, producer string) (int, error
 	if err != nil {
 		return 0, err
 	}
-	ends, err := adm.ListEndOffsets(ctx, topic)
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
 	if err != nil {
 		return 0, err
 	}

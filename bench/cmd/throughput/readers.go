@@ -12,12 +12,13 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/zkgroup/kafka/bench/internal/benchstack"
 	"github.com/zkgroup/kafka/consumergroup"
 )
 
 // reader reads all n messages of topic under group (a fresh name) and
 // closes what it opened. It fails if ctx ends first.
-type reader func(ctx context.Context, st stack, group, topic string, n int) error
+type reader func(ctx context.Context, st benchstack.Stack, group, topic string, n int) error
 
 // readers are the readers the table compares, by name (the package doc
 // says what each does).
@@ -27,10 +28,10 @@ var readers = map[string]reader{
 	"sarama-group":      readSaramaGroup,
 	"sarama-one-reader": readSaramaOneReader,
 	"franz-group":       readFranzGroup,
-	"franz-direct-conv": func(ctx context.Context, st stack, group, topic string, n int) error {
+	"franz-direct-conv": func(ctx context.Context, st benchstack.Stack, _, topic string, n int) error {
 		return readFranzDirectConv(ctx, st, topic, n, channelDepth)
 	},
-	"franz-direct-unbuf": func(ctx context.Context, st stack, group, topic string, n int) error {
+	"franz-direct-unbuf": func(ctx context.Context, st benchstack.Stack, _, topic string, n int) error {
 		return readFranzDirectConv(ctx, st, topic, n, 0)
 	},
 	"franz-direct-raw": readFranzDirectRaw,
@@ -41,23 +42,8 @@ func readerNames() []string {
 	return []string{"handler", "franz-group", "messages", "franz-direct-conv", "franz-direct-unbuf", "franz-direct-raw", "sarama-group", "sarama-one-reader"}
 }
 
-// fetchWait is the longest a fetch waits for data, for every reader but
-// the sarama one-reader (as BenchmarkIntegrationThroughput has it).
-const fetchWait = 100 * time.Millisecond
-
-// groupConfig is our groups' config, the integration tests' testConfig.
-func groupConfig() *consumergroup.Config {
-	cfg := consumergroup.NewConfig()
-	cfg.Version = sarama.V2_8_0_0
-	cfg.Offsets.Initial = sarama.OffsetOldest
-	cfg.Offsets.ProcessingTimeout = 5 * time.Second
-	cfg.Offsets.CommitInterval = 100 * time.Millisecond
-	cfg.Consumer.MaxWaitTime = fetchWait
-	return cfg
-}
-
-func readHandler(ctx context.Context, st stack, group, topic string, n int) error {
-	g, err := consumergroup.NewConsumerGroup(group, []string{st.zk}, groupConfig())
+func readHandler(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
+	g, err := consumergroup.NewConsumerGroup(group, []string{st.ZK}, benchstack.OurGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -69,12 +55,12 @@ func saramaGroupConfig() *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.MaxWaitTime = fetchWait
+	cfg.Consumer.MaxWaitTime = benchstack.FetchWait
 	return cfg
 }
 
-func readSaramaGroup(ctx context.Context, st stack, group, topic string, n int) error {
-	g, err := sarama.NewConsumerGroup(st.brokers, group, saramaGroupConfig())
+func readSaramaGroup(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
+	g, err := sarama.NewConsumerGroup(st.Brokers, group, saramaGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -134,8 +120,8 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 	}
 }
 
-func readMessages(ctx context.Context, st stack, group, topic string, n int) error {
-	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{st.zk}, groupConfig())
+func readMessages(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
+	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{st.ZK}, benchstack.OurGroupConfig())
 	if err != nil {
 		return err
 	}
@@ -151,10 +137,10 @@ func readMessages(ctx context.Context, st stack, group, topic string, n int) err
 	return cg.Close()
 }
 
-func readSaramaOneReader(ctx context.Context, st stack, _, topic string, n int) error {
+func readSaramaOneReader(ctx context.Context, st benchstack.Stack, _, topic string, n int) error {
 	cfg := sarama.NewConfig()
 	cfg.Version = sarama.V2_8_0_0
-	consumer, err := sarama.NewConsumer(st.brokers, cfg)
+	consumer, err := sarama.NewConsumer(st.Brokers, cfg)
 	if err != nil {
 		return err
 	}
@@ -193,18 +179,18 @@ func readSaramaOneReader(ctx context.Context, st stack, _, topic string, n int) 
 }
 
 // franzGroupOpts are franz-go's group's options.
-func franzGroupOpts(st stack, group, topic string) []kgo.Opt {
+func franzGroupOpts(st benchstack.Stack, group, topic string) []kgo.Opt {
 	return []kgo.Opt{
-		kgo.SeedBrokers(st.brokers...),
+		kgo.SeedBrokers(st.Brokers...),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitMarks(),
-		kgo.FetchMaxWait(fetchWait),
+		kgo.FetchMaxWait(benchstack.FetchWait),
 	}
 }
 
-func readFranzGroup(ctx context.Context, st stack, group, topic string, n int) error {
+func readFranzGroup(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
 	cl, err := kgo.NewClient(franzGroupOpts(st, group, topic)...)
 	if err != nil {
 		return err
@@ -226,8 +212,8 @@ func readFranzGroup(ctx context.Context, st stack, group, topic string, n int) e
 
 // directClient is a kgo client reading every partition of topic from its
 // start, without a group.
-func directClient(ctx context.Context, st stack, topic string) (*kgo.Client, error) {
-	meta, err := kgo.NewClient(kgo.SeedBrokers(st.brokers...))
+func directClient(ctx context.Context, st benchstack.Stack, topic string) (*kgo.Client, error) {
+	meta, err := kgo.NewClient(kgo.SeedBrokers(st.Brokers...))
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +227,13 @@ func directClient(ctx context.Context, st stack, topic string) (*kgo.Client, err
 		offsets[p] = kgo.NewOffset().AtStart()
 	}
 	return kgo.NewClient(
-		kgo.SeedBrokers(st.brokers...),
+		kgo.SeedBrokers(st.Brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.FetchMaxWait(fetchWait),
+		kgo.FetchMaxWait(benchstack.FetchWait),
 	)
 }
 
-func readFranzDirectRaw(ctx context.Context, st stack, _, topic string, n int) error {
+func readFranzDirectRaw(ctx context.Context, st benchstack.Stack, _, topic string, n int) error {
 	cl, err := directClient(ctx, st, topic)
 	if err != nil {
 		return err
@@ -271,7 +257,7 @@ const channelDepth = 256
 // readFranzDirectConv is franz-direct-conv (depth channelDepth) and
 // franz-direct-unbuf (depth 0: a message is handed over only when the
 // reader takes it, the guarantee our Messages() gives).
-func readFranzDirectConv(ctx context.Context, st stack, topic string, n, depth int) error {
+func readFranzDirectConv(ctx context.Context, st benchstack.Stack, topic string, n, depth int) error {
 	cl, err := directClient(ctx, st, topic)
 	if err != nil {
 		return err

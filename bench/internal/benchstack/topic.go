@@ -1,4 +1,4 @@
-package main
+package benchstack
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// createTopic creates topic with partitions partitions (one replica) and
+// CreateTopic creates topic with partitions partitions (one replica) and
 // waits until its metadata lists them all. A loaded broker may time the
 // request out and create the topic anyway: it asks again until the topic
 // exists.
-func createTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
+func CreateTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		return err
@@ -48,38 +48,9 @@ func createTopic(ctx context.Context, brokers []string, topic string, partitions
 	}
 }
 
-// groupRebalanceDelay returns the broker's group.initial.rebalance.delay.ms,
-// which holds back the first rebalance of an empty Kafka-coordinated group.
-func groupRebalanceDelay(brokers []string) string {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
-	if err != nil {
-		return err.Error()
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	bs, err := adm.ListBrokers(ctx)
-	if err != nil {
-		return err.Error()
-	}
-	rcs, err := adm.DescribeBrokerConfigs(ctx, bs.NodeIDs()...)
-	if err != nil {
-		return err.Error()
-	}
-	for _, rc := range rcs {
-		for _, c := range rc.Configs {
-			if c.Key == "group.initial.rebalance.delay.ms" {
-				return c.MaybeValue() + " ms (" + c.Source.String() + ")"
-			}
-		}
-	}
-	return "unknown"
-}
-
-// deleteTopic deletes topic, so that runs leave no partitions behind on a
+// DeleteTopic deletes topic, so that runs leave no partitions behind on a
 // shared broker; a failure is printed, not returned.
-func deleteTopic(brokers []string, topic string) {
+func DeleteTopic(brokers []string, topic string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
