@@ -58,6 +58,7 @@ type connsRow struct {
 // and prints the table of their connections.
 func runConns(st benchstack.Stack, n int, names []string, producer string, idleWait, timeout time.Duration) error {
 	topic := fmt.Sprintf("zkgroup.bench.conns.%d", time.Now().UnixNano())
+	defer benchstack.DeleteTopic(st.Brokers, topic)
 	total, err := produce(st.Brokers, topic, n, producer)
 	if err != nil {
 		return fmt.Errorf("produce: %w", err)

@@ -127,6 +127,7 @@ func run(st benchstack.Stack, n, rounds int, names []string, producer string, ti
 		}
 	}
 	topic := fmt.Sprintf("zkgroup.bench.franz.%d", time.Now().UnixNano())
+	defer benchstack.DeleteTopic(st.Brokers, topic) // runs leave no log of -n messages behind
 	t0 := time.Now()
 	total, err := produce(st.Brokers, topic, n, producer)
 	if err != nil {
