@@ -63,3 +63,54 @@ func TestReadMembersReadsTheRegistrationsConcurrently(t *testing.T) {
 		t.Fatalf("members %v, want [a b c d]", ids)
 	}
 }
+
+// A registration whose watch has not fired is not read again: a view after
+// a join reads the joiner's registration only. One whose watch fired is
+// read again, and its change seen.
+func TestReadMembersReadsOnlyRegistrationsThatChanged(t *testing.T) {
+	zk := newWatchingZooKeeper()
+	defer zk.expire() // ends the watches' goroutines
+	for _, id := range []string{"a", "b", "c"} {
+		zk.set(id, &kazoo.Registration{Subscription: map[string]int{"t": 1}})
+	}
+	l := testLoop(t, "a", &fakeWorkers{})
+	l.d.ZooKeeper = zk
+	ws := newLoopWatches()
+	read := func(step string, ids ...string) (onU []string) {
+		t.Helper()
+		members, err := l.readMembers(ws, ids, map[string]bool{})
+		if err != nil || len(members) != len(ids) {
+			t.Fatalf("%s: readMembers: %v, %d members; want %d", step, err, len(members), len(ids))
+		}
+		for _, m := range members {
+			if m.Sub.Includes("u") {
+				onU = append(onU, m.ID)
+			}
+		}
+		return onU
+	}
+	read("first view", "a", "b", "c")
+	if got := zk.takeRegReads(); len(got) != 3 {
+		t.Fatalf("first view read %v, want every registration once", got)
+	}
+
+	zk.set("d", &kazoo.Registration{Subscription: map[string]int{"t": 1}})
+	read("after d joined", "a", "b", "c", "d")
+	if got := zk.takeRegReads(); len(got) != 1 || got["d"] != 1 {
+		t.Fatalf("after d joined, read %v; want only d's registration", got)
+	}
+
+	zk.set("b", &kazoo.Registration{Subscription: map[string]int{"u": 1}})
+	zk.fire("registration/b")
+	for deadline := time.Now().Add(5 * time.Second); ws.set.Armed("registration/b"); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) { // the watch's goroutine disarms it
+			t.Fatal("b's watch fired but stayed armed")
+		}
+	}
+	if onU := read("after b changed", "a", "b", "c", "d"); len(onU) != 1 || onU[0] != "b" {
+		t.Fatalf("after b changed, members subscribed to u: %v; want [b]", onU)
+	}
+	if got := zk.takeRegReads(); len(got) != 1 || got["b"] != 1 {
+		t.Fatalf("after b changed, read %v; want only b's registration", got)
+	}
+}

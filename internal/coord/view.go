@@ -119,9 +119,12 @@ func (l *Loop) leadersWanted(v view, topic string, owned map[TopicPartition]bool
 // bad holds the instances reported so far; it forgets those that are fixed
 // or gone, so a registration broken again is reported again.
 //
-// The registrations are read concurrently (up to maxConcurrentRegistrationReads
-// at once): ZooKeeper pipelines them on the one session, so a view of 64
-// instances costs a few round trips, not 64 in a row.
+// A registration is read again only once its watch fired (zkwatch.KnownRead):
+// a join makes each member read one registration, the joiner's, not one per
+// member (at 64 members, most of every view's reads). Those not known are
+// read concurrently (up to maxConcurrentRegistrationReads at once):
+// ZooKeeper pipelines them on the one session, so a joiner's first view of
+// 64 instances costs a few round trips, not 64 in a row.
 func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bool) ([]assign.Member, error) {
 	zk := l.d.ZooKeeper
 	regs := make([]*kazoo.Registration, len(instances))
@@ -134,7 +137,7 @@ func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bo
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			regs[i], errs[i] = zkwatch.Read(ws.set, "registration/"+id,
+			regs[i], errs[i] = zkwatch.KnownRead(ws.set, "registration/"+id,
 				func() (*kazoo.Registration, error) { return zk.Registration(id) },
 				func() (*kazoo.Registration, <-chan kazoo.Event, error) { return zk.WatchRegistration(id) })
 		}()

@@ -62,10 +62,12 @@ func (z *ZooKeeperSource) Close() {}
 
 // Partitions implements Source, arming the watches not armed yet. It
 // reads (and watches) only the leaders want asks for; the others are
-// LeaderNotRead.
+// LeaderNotRead. The partition list, like a leader, is read again only once
+// its watch fired (zkwatch.KnownRead): a topic of 4,096 partitions is a JSON
+// node of tens of KB, which every view read and parsed again.
 func (z *ZooKeeperSource) Partitions(topic string, want Leaders) ([]Partition, error) {
 	ws := z.watches()
-	ids, err := zkwatch.Read(ws, "topic/"+topic,
+	ids, err := zkwatch.KnownRead(ws, "topic/"+topic,
 		func() ([]int32, error) { return z.zk.Partitions(topic) },
 		func() ([]int32, <-chan kazoo.Event, error) { return z.zk.WatchPartitions(topic) })
 	if errors.Is(err, kazoo.ErrNoNode) {
