@@ -368,7 +368,7 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	watch := cg.watchClose(ctx)
 	close(cg.stopper)
 	if cg.monitors != nil {
-		cg.monitors.Stop()
+		cg.monitors.Stop() // a lag refresh in flight is cancelled: no gauge is set after it
 	}
 	cg.awaitStop(deadline)
 	// The commit loop's last round may wait on Kafka (a read of its
@@ -385,6 +385,9 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	}
 	cut := watch.stop()
 	cg.teardown()
+	if cg.monitors != nil {
+		cg.monitors.AwaitSessionWatch() // ended by the session's close: the session gauges show it closed
+	}
 	cg.errorsMu.Lock()
 	cg.closed.Store(true)
 	close(cg.messages)

@@ -99,7 +99,7 @@ func (r *lagRefresh) every(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			r.round(context.Background())
+			r.round(ctx)
 		}
 	}
 }

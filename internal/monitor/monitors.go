@@ -56,6 +56,7 @@ func Start(lagEvery time.Duration, deps Deps) *Monitors {
 // returned. Calling it again does nothing more.
 func (m *Monitors) Stop() {
 	m.stopLag()
+	<-m.lagDone
 }
 
 // AwaitSessionWatch waits for the session watch, which ends once the
