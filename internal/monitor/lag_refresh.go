@@ -62,7 +62,8 @@ type Lookup struct {
 // Leaders finds the owned partitions' leaders.
 type Leaders interface {
 	// Leaders returns the lookup of each of tps, in order. When ctx ends
-	// first it returns ctx's error, and the lookups are abandoned.
+	// first it returns ctx's error, and the lookups are abandoned. The
+	// refresh calls it once a round, with no tps when nothing is owned.
 	Leaders(ctx context.Context, tps []TopicPartition) ([]Lookup, error)
 }
 
@@ -110,15 +111,14 @@ func (r *lagRefresh) every(ctx context.Context, interval time.Duration) {
 // gauge until a later round. Nothing is set once ctx has ended.
 func (r *lagRefresh) round(ctx context.Context) {
 	owned := r.owned.Owned()
-	if len(owned) == 0 {
-		return // nothing sent while nothing is owned
-	}
 	tps := make([]TopicPartition, len(owned))
 	for i, p := range owned {
 		tps[i] = p.TP
 	}
+	// Looked up also when nothing is owned (which sends nothing), so
+	// Leaders learns that no broker leads an owned partition any more.
 	lookups, err := r.leaders.Leaders(ctx, tps)
-	if err != nil {
+	if err != nil || len(owned) == 0 {
 		return
 	}
 	byLeader := make(map[Broker][]Partition)
