@@ -283,7 +283,9 @@ type Config struct {
 		// mark minus its committed offset. So a consumer that is stuck, and
 		// commits nothing, shows a growing lag. Nothing is sent while no
 		// partition is owned, and no metadata request is added (the
-		// leaders are those the client has cached for the fetches).
+		// leaders are those the client has cached for the fetches). The
+		// requests go over a connection of the group's own to each
+		// leader, so Close cancels one in flight rather than wait for it.
 		// Commits update the gauges too. 0 disables the refresh: the
 		// gauges then move only at commits. Default 10 s. Must be 0 or
 		// >= 100 ms.

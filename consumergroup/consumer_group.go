@@ -15,6 +15,7 @@ import (
 	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/fetch"
+	"github.com/zkgroup/kafka/internal/monitor"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/internal/worker"
@@ -44,7 +45,8 @@ type ConsumerGroup struct {
 	offsetManager *offsetManager
 	kafkaOffsets  offsets.GroupOffsets // Kafka's group offsets; nil with Offsets.Storage zookeeper
 	metrics       *groupMetrics
-	joinSteps     joinSteps // how long each step of the join took, for its log record
+	monitors      *monitor.Monitors // the session watch and the lag refresh; nil until the join ends
+	joinSteps     joinSteps         // how long each step of the join took, for its log record
 
 	messages chan *sarama.ConsumerMessage
 	sink     worker.Sink // where workers hand messages; nil: messages
@@ -365,6 +367,9 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	deadline := time.Now().Add(cg.config.Offsets.ProcessingTimeout + cg.config.Zookeeper.Timeout)
 	watch := cg.watchClose(ctx)
 	close(cg.stopper)
+	if cg.monitors != nil {
+		cg.monitors.Stop() // a lag refresh in flight is cancelled: no gauge is set after it
+	}
 	cg.awaitStop(deadline)
 	// The commit loop's last round may wait on Kafka (a read of its
 	// offsets): not past the partitions' deadline, nor a quarter of the
@@ -380,6 +385,9 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	}
 	cut := watch.stop()
 	cg.teardown()
+	if cg.monitors != nil {
+		cg.monitors.AwaitSessionWatch() // ended by the session's close: the session gauges show it closed
+	}
 	cg.errorsMu.Lock()
 	cg.closed.Store(true)
 	close(cg.messages)
