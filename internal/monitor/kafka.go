@@ -41,9 +41,7 @@ func NewKafka(client sarama.Client) *Kafka {
 // not in the client's cache sends a metadata request over the client's
 // connections, which cannot be cancelled: when ctx ends first, Leaders
 // returns at once and that lookup ends with the client's timeouts (or
-// its Close), setting nothing; the lookups after it are not made. Leaders
-// is called once a round, so it also closes the own connections to
-// brokers that lead none of tps any more.
+// its Close), setting nothing; the lookups after it are not made.
 func (k *Kafka) Leaders(ctx context.Context, tps []TopicPartition) ([]Lookup, error) {
 	done := make(chan []Lookup, 1)
 	go func() { done <- k.lookup(ctx, tps) }()
@@ -52,7 +50,6 @@ func (k *Kafka) Leaders(ctx context.Context, tps []TopicPartition) ([]Lookup, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		k.closeUnused(out)
 		return out, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -76,24 +73,9 @@ func (k *Kafka) lookup(ctx context.Context, tps []TopicPartition) []Lookup {
 	return out
 }
 
-// closeUnused closes the own connections to brokers none of lookups
-// names.
-func (k *Kafka) closeUnused(lookups []Lookup) {
-	leading := make(map[Broker]bool, len(k.conns))
-	for _, l := range lookups {
-		if l.Err == nil {
-			leading[l.Leader] = true
-		}
-	}
-	for b := range k.conns {
-		if !leading[b] {
-			k.drop(b)
-		}
-	}
-}
-
 // HighWaterMarks implements ListOffsets over the own connection to
-// broker, opened on first use. When ctx ends while the request is in
+// broker, opened on first use in a round (the refresh closes them as each
+// round ends). When ctx ends while the request is in
 // flight, its socket is shut, so it fails at once. A failed request
 // closes the connection (a sarama Broker whose connection broke fails
 // every later request); the next round opens a new one.

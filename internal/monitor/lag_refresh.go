@@ -75,8 +75,8 @@ type ListOffsets interface {
 	// left out. When ctx ends first, the request is cancelled and ctx's
 	// error returned.
 	HighWaterMarks(ctx context.Context, broker Broker, tps []TopicPartition) (map[TopicPartition]int64, error)
-	// Close closes what HighWaterMarks opened. The refresh calls it as it
-	// ends.
+	// Close closes what HighWaterMarks opened. The refresh calls it at the
+	// end of every round, so nothing it opened stays open between rounds.
 	Close()
 }
 
@@ -92,7 +92,6 @@ type lagRefresh struct {
 
 // every runs a round every interval until ctx ends.
 func (r *lagRefresh) every(ctx context.Context, interval time.Duration) {
-	defer r.offsets.Close()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -108,8 +107,12 @@ func (r *lagRefresh) every(ctx context.Context, interval time.Duration) {
 // round asks each leader of an owned partition for the high-water marks
 // of all the owned partitions it leads, in one request, and sets each
 // one's lag gauge. A partition whose leader cannot be asked keeps its
-// gauge until a later round. Nothing is set once ctx has ended.
+// gauge until a later round. Nothing is set once ctx has ended. The
+// connections the round opened are closed as it ends: between rounds the
+// group holds no more connections than its fetches do (docs/metrics.md,
+// "Lag").
 func (r *lagRefresh) round(ctx context.Context) {
+	defer r.offsets.Close()
 	owned := r.owned.Owned()
 	tps := make([]TopicPartition, len(owned))
 	for i, p := range owned {
