@@ -164,12 +164,14 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 	cg.fetch = cg.newFetchEngine()
 	cg.offsetManager = newOffsetManager(cg, &OffsetManagerConfig{CommitInterval: config.Offsets.CommitInterval})
 	cg.offsetManager.Start()
+	// Before the fence runs: the monitors clear zkgroup-session-fenced as
+	// they start, which must not undo a pause the fence set at once.
+	cg.startMonitors()
 	fence := newSessionFence(cg)
 	if opts.runFence {
 		go fence.Run()
 	}
 	go cg.manage(fence)
-	cg.startMonitors()
 	return cg, nil
 }
 
