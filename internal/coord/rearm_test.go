@@ -23,10 +23,12 @@ type watchingZooKeeper struct {
 	topics  []string
 	watches map[string][]chan kazoo.Event // outstanding, by key ("ids", "registration/<id>", "topics")
 	armed   map[string]int                // watches armed so far, by key
+	regRead map[string]int                // reads of each registration, with a watch or without
 }
 
 func newWatchingZooKeeper() *watchingZooKeeper {
-	return &watchingZooKeeper{regs: map[string]*kazoo.Registration{}, watches: map[string][]chan kazoo.Event{}, armed: map[string]int{}}
+	return &watchingZooKeeper{regs: map[string]*kazoo.Registration{}, watches: map[string][]chan kazoo.Event{}, armed: map[string]int{},
+		regRead: map[string]int{}}
 }
 
 func (z *watchingZooKeeper) watch(key string) <-chan kazoo.Event {
@@ -59,6 +61,12 @@ func (z *watchingZooKeeper) expire() {
 	}
 }
 
+func (z *watchingZooKeeper) regReads(id string) int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.regRead[id]
+}
+
 func (z *watchingZooKeeper) armedCount(key string) int {
 	z.mu.Lock()
 	defer z.mu.Unlock()
@@ -89,6 +97,7 @@ func (z *watchingZooKeeper) WatchInstances() ([]string, <-chan kazoo.Event, erro
 func (z *watchingZooKeeper) Registration(id string) (*kazoo.Registration, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	z.regRead[id]++
 	if r, ok := z.regs[id]; ok {
 		return r, nil
 	}
@@ -98,6 +107,7 @@ func (z *watchingZooKeeper) Registration(id string) (*kazoo.Registration, error)
 func (z *watchingZooKeeper) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	z.regRead[id]++
 	r, ok := z.regs[id]
 	if !ok {
 		return nil, nil, kazoo.ErrInstanceNotRegistered
