@@ -37,8 +37,8 @@ func (v view) has(id string) bool {
 // A registration is read again only after its watch fired (readMembers),
 // so a join, a leave or a changed subscription all lead to an assignment
 // computed from fresh ones, and a join costs each member one read of the
-// joiner's registration, not one of every member's. absent times the absences of static members
-// (readReservations). The members are read before the partitions, so a
+// joiner's registration, not one of every member's. absent times the
+// absences of static members (readReservations). The members are read before the partitions, so a
 // partition's leader is read only when the assignment needs it (see
 // leadersWanted); owned holds the partitions this instance consumes, whose
 // leaders are read all the same.

@@ -64,10 +64,9 @@ func (s *Set) lookup(key string) (any, bool) {
 	return v, ok
 }
 
-// knowIfArmed makes v, read while arming n of key's watch was armed, key's
-// known value if that arming still is. Once that watch fires, the value is
-// dropped (or, if it fired before, never kept): a value is never kept past
-// a change the watch it was read under reported, nor under a later watch.
+// knowIfArmed keeps v, read while arming n of key's watch was armed, as
+// key's known value if that arming is still armed: a value read under a
+// watch that has fired since, or under an earlier watch, is never kept.
 func (s *Set) knowIfArmed(key string, n uint64, v any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
