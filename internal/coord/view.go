@@ -38,10 +38,10 @@ func (v view) has(id string) bool {
 // so a join, a leave or a changed subscription all lead to an assignment
 // computed from fresh ones, and a join costs each member one read of the
 // joiner's registration, not one of every member's. absent times the
-// absences of static members (readReservations). The members are read before the partitions, so a
-// partition's leader is read only when the assignment needs it (see
-// leadersWanted); owned holds the partitions this instance consumes, whose
-// leaders are read all the same.
+// absences of static members (readReservations). The members are read
+// before the partitions, so a partition's leader is read only when the
+// assignment needs it (see leadersWanted); owned holds the partitions this
+// instance consumes, whose leaders are read all the same.
 func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent map[string]absence, owned map[TopicPartition]bool) (view, error) {
 	var v view
 	zk := l.d.ZooKeeper
