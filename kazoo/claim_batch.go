@@ -1,6 +1,7 @@
 package kazoo
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -10,10 +11,12 @@ import (
 // partition's operations are exactly those of Claim and Release, with the
 // same fences (the epoch's version, the owner node's version, the
 // session), only sent together in one Multi: it applies all of them or
-// none. Whenever the Multi is refused, whatever the cause (an owner node
-// exists, a parent is missing, an epoch moved, the connection dropped),
-// each partition goes through Claim or Release on its own, which resolves
-// it as before. See docs/coordination.md#claims-and-releases-in-batches.
+// none. A Multi refused by one partition's own node (an owner node exists,
+// an epoch moved) sends that partition through Claim or Release and the
+// rest again as one Multi (claim_batch_rounds.go); after any other refusal
+// (a parent is missing, the connection dropped) each partition left goes
+// through Claim or Release on its own, which resolves it as before. See
+// docs/coordination.md#claims-and-releases-in-batches.
 
 // MaxBatch is the most partitions ClaimBatch and ReleaseBatch put in one
 // Multi (two operations each); fewer when their paths are long (see
@@ -75,10 +78,12 @@ type ClaimResult struct {
 // ClaimBatch claims each partition of reqs, as Claim does, and returns
 // their results in reqs' order. All of them are first tried in one Multi
 // (per MaxBatch of them, fewer for long paths) of the creates and epoch
-// bumps Claim sends; if that Multi is refused, or the session changed
-// while it was in flight, each partition of it is claimed by Claim,
-// concurrently (ZooKeeper pipelines the requests of one session), and gets
-// Claim's answer.
+// bumps Claim sends. A partition whose owner node exists refuses that
+// Multi: it is claimed by Claim and the rest sent again in one Multi
+// (a bounded number of times, see inRounds). Every partition left after a
+// refusal of another cause, or after the session changed while a Multi
+// was in flight, is claimed by Claim, concurrently (ZooKeeper pipelines
+// the requests of one session), and gets Claim's answer.
 func (cgi *ConsumergroupInstance) ClaimBatch(reqs []ClaimRequest) []ClaimResult {
 	out := make([]ClaimResult, len(reqs))
 	kz := cgi.kz()
@@ -94,30 +99,47 @@ func (cgi *ConsumergroupInstance) ClaimBatch(reqs []ClaimRequest) []ClaimResult 
 }
 
 func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimResult) {
-	if len(reqs) > 1 && cgi.check() == nil && cgi.claimInOneMulti(reqs, out) {
-		return
+	alone := make([]int, len(reqs))
+	for i := range alone {
+		alone[i] = i
 	}
-	each(len(reqs), func(i int) {
-		c, err := cgi.Claim(reqs[i].Topic, reqs[i].Partition)
-		out[i] = ClaimResult{c, err}
+	if len(reqs) > 1 && cgi.check() == nil && allValid(reqs) {
+		alone = inRounds(len(reqs), func(parts []int) batchRound { return cgi.claimInOneMulti(reqs, parts, out) })
+	}
+	each(len(alone), func(i int) {
+		r := reqs[alone[i]]
+		c, err := cgi.Claim(r.Topic, r.Partition)
+		out[alone[i]] = ClaimResult{c, err}
 	})
 }
 
-// claimInOneMulti sends every claim of reqs in one Multi and fills out if
-// it applied under an unchanged session. It reports false when out is
-// left to Claim: a request it could not check, or the Multi refused.
-func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, out []ClaimResult) bool {
-	kz := cgi.kz()
-	id := []byte(cgi.ID)
-	ops := make([]any, 0, 2*len(reqs))
+// allValid reports whether every request names a valid topic and
+// partition; Claim reports those that do not.
+func allValid(reqs []ClaimRequest) bool {
 	for _, r := range reqs {
 		if checkTopicPartition(r.Topic, r.Partition) != nil {
-			return false // Claim reports it
+			return false
 		}
+	}
+	return true
+}
+
+// claimInOneMulti sends the claims of reqs[parts] in one Multi and fills
+// their out if it applied under an unchanged session. A refusal by a
+// partition's create (its owner node exists) names that partition.
+func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, parts []int, out []ClaimResult) batchRound {
+	kz := cgi.kz()
+	id := []byte(cgi.ID)
+	ops := make([]any, 0, 2*len(parts))
+	for _, i := range parts {
+		r := reqs[i]
 		ops = append(ops,
 			&zk.CreateRequest{Path: kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Acl: kz.acl, Flags: zk.FlagEphemeral},
 			&zk.SetDataRequest{Path: kz.epochPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Version: -1},
 		)
+	}
+	if cgi.cg.hook(stepBatchSend) != nil {
+		return batchRound{refusedBy: -1}
 	}
 	sid := kz.SessionID()
 	resp, err := kz.conn.Multi(ops...)
@@ -125,23 +147,28 @@ func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, out []Cla
 		// Refused as a whole: nothing applied. Lost in flight (no answer
 		// for any operation): maybe applied; Claim finds our nodes under
 		// this session as ours, and older sessions' as stale.
-		return false
+		if op := failedOp(resp); op >= 0 && op%2 == 0 && errors.Is(err, zk.ErrNodeExists) {
+			return batchRound{refusedBy: op / 2}
+		}
+		return batchRound{refusedBy: -1}
 	}
 	if err := cgi.cg.hook(stepClaimSent); err != nil {
-		for i, r := range reqs {
+		for _, i := range parts {
+			r := reqs[i]
 			out[i] = ClaimResult{Err: znodeErr("claim", kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), err)}
 		}
-		return true
+		return batchRound{done: true}
 	}
 	if kz.SessionID() != sid {
-		return false // the session was replaced meanwhile: whose nodes are they? Claim finds out
+		return batchRound{refusedBy: -1} // the session was replaced meanwhile: whose nodes are they? Claim finds out
 	}
-	for i, r := range reqs {
-		e := resp[2*i+1].Stat
+	for k, i := range parts {
+		r := reqs[i]
+		e := resp[2*k+1].Stat
 		out[i] = ClaimResult{Claim: &PartitionClaim{Topic: r.Topic, Partition: r.Partition, InstanceID: cgi.ID,
 			SessionID: sid, Epoch: e.Version, EpochCzxid: e.Czxid}}
 	}
-	return true
+	return batchRound{done: true}
 }
 
 // ReleaseBatch releases each claim of cs, as Release does, and returns
@@ -149,8 +176,10 @@ func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, out []Cla
 // pipelined); those that belong to their claim's session and instance are
 // deleted in one Multi (per MaxBatch of them, fewer for long paths) of
 // Release's fenced deletes, Check(epoch, claim's epoch) then Delete(owner,
-// version read). A claim
-// whose node was not read as its own, and every claim of a refused Multi,
+// version read). A claim whose epoch or owner node moved refuses that
+// Multi: it goes through Release and the rest is sent again in one Multi
+// (a bounded number of times, see inRounds). A claim whose node was not
+// read as its own, and every claim left after a refusal of another cause,
 // goes through Release on its own and gets Release's answer.
 func (cgi *ConsumergroupInstance) ReleaseBatch(cs []*PartitionClaim) []error {
 	out := make([]error, len(cs))
@@ -193,30 +222,53 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 			&zk.DeleteRequest{Path: owner, Version: stat.Version},
 		}
 	})
-	var ops []any
-	var batched []int
+	var batched []int  // the claims read as their own, in cs' order
+	var fenced [][]any // their fenced deletes
 	for i, p := range pairs {
 		if p != nil {
-			ops = append(ops, p...)
 			batched = append(batched, i)
+			fenced = append(fenced, p)
 		}
 	}
 	done := make([]bool, len(cs))
 	if len(batched) > 0 && cgi.cg.hook(stepReleaseRead) == nil {
-		if _, err := kz.conn.Multi(ops...); err == nil {
-			for _, i := range batched {
-				done[i] = true
-			}
+		for _, i := range batched {
+			done[i] = true
 		}
-		// Refused: nothing applied, Release resolves each. Lost in flight:
-		// maybe applied, and Release finds the node gone under the epoch
-		// it fenced with: released.
+		for _, k := range inRounds(len(fenced), func(parts []int) batchRound { return cgi.releaseInOneMulti(fenced, parts) }) {
+			done[batched[k]] = false
+		}
 	}
 	each(len(cs), func(i int) {
 		if !done[i] {
 			out[i] = cgi.Release(cs[i])
 		}
 	})
+}
+
+// releaseInOneMulti sends the fenced deletes of fenced[parts] in one
+// Multi. A refusal by a partition's own nodes (its epoch moved, its owner
+// node changed or went) names that partition.
+func (cgi *ConsumergroupInstance) releaseInOneMulti(fenced [][]any, parts []int) batchRound {
+	ops := make([]any, 0, 2*len(parts))
+	for _, k := range parts {
+		ops = append(ops, fenced[k]...)
+	}
+	if cgi.cg.hook(stepBatchSend) != nil {
+		return batchRound{refusedBy: -1}
+	}
+	resp, err := cgi.kz().conn.Multi(ops...)
+	op := failedOp(resp)
+	switch {
+	case err == nil:
+		return batchRound{done: true}
+	case op >= 0 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+		return batchRound{refusedBy: op / 2}
+	default:
+		// Lost in flight: maybe applied, and Release finds the node gone
+		// under the epoch it fenced with: released.
+		return batchRound{refusedBy: -1}
+	}
 }
 
 // each runs f(0) to f(n-1) concurrently and waits for them.

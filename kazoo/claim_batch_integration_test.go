@@ -54,8 +54,9 @@ func TestIntegrationClaimAndReleaseBatch(t *testing.T) {
 	}
 	a.cg.testHook = nil
 
-	// A partition held by another instance refuses the Multi: each
-	// partition is claimed alone and gets Claim's answer.
+	// A partition held by another instance refuses the Multi: it, and the
+	// one partition left beside it, are claimed alone and get Claim's
+	// answer.
 	held := cgMust(b.Claim("t", 3)).get(t)
 	third := a.ClaimBatch([]ClaimRequest{{"t", 4}, {"t", 3}})
 	if third[0].Err != nil {
@@ -68,7 +69,8 @@ func TestIntegrationClaimAndReleaseBatch(t *testing.T) {
 	cgNoErr(t, a.Release(third[0].Claim))
 
 	// Partition 1's epoch moves under a's claim (as a reset's bump would):
-	// the batch release is refused as a whole, and each goes alone.
+	// the batch release is refused as a whole, partition 1 goes alone and
+	// the other two in one more Multi.
 	if _, err := e.admin.conn.Set(kzA.epochPath("g", "t", 1), nil, -1); err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,9 @@ const (
 	// stepReleaseRead: a release read the owner node as ours; its fenced
 	// delete has not been sent yet. A competitor may claim here.
 	stepReleaseRead
+	// stepBatchSend: a batch's Multi of claims or releases is about to be
+	// sent. Returning an error refuses it without naming a partition.
+	stepBatchSend
 	// stepResetRead: a reset looked up a partition's offset and epoch nodes;
 	// its transaction has not been sent yet. An owner may commit here.
 	stepResetRead

@@ -58,8 +58,10 @@
 //     epoch left behind while it is still ours, fenced by the epoch it reads.
 //   - ClaimBatch and ReleaseBatch send the claims or releases of many
 //     partitions in one Multi, each partition's operations and fences
-//     those of its own Claim or Release; a refused Multi sends each
-//     partition through Claim or Release alone.
+//     those of its own Claim or Release. A Multi refused by one
+//     partition's node sends that partition through Claim or Release
+//     alone and the rest again as one Multi, a bounded number of times;
+//     any other refusal sends each partition left alone.
 //   - Reset (ResetOffsets): each offset node is deleted in one Multi with a
 //     bump of the partition's epoch, so every owner loses its claim, claims
 //     again and reads the offset afresh. ResetOffset and ResetOffsetsTo set

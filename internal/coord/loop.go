@@ -237,6 +237,9 @@ func (l *Loop) Run() {
 		case <-retry:
 		case <-graceEnds: // a static member's grace window ended
 		case <-resync.C:
+			// The registrations known from their watches are read again,
+			// in case a watch never fires.
+			ws.set.Forget()
 		case <-l.d.Expired:
 			// Every claim died with the session: stop all partitions without
 			// committing or releasing, then register again.

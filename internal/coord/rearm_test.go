@@ -23,12 +23,12 @@ type watchingZooKeeper struct {
 	topics  []string
 	watches map[string][]chan kazoo.Event // outstanding, by key ("ids", "registration/<id>", "topics")
 	armed   map[string]int                // watches armed so far, by key
-	reads   map[string]int                // registration reads, with a watch or not, by instance
+	regRead map[string]int                // reads of each registration, with a watch or without
 }
 
 func newWatchingZooKeeper() *watchingZooKeeper {
 	return &watchingZooKeeper{regs: map[string]*kazoo.Registration{}, watches: map[string][]chan kazoo.Event{}, armed: map[string]int{},
-		reads: map[string]int{}}
+		regRead: map[string]int{}}
 }
 
 func (z *watchingZooKeeper) watch(key string) <-chan kazoo.Event {
@@ -61,14 +61,10 @@ func (z *watchingZooKeeper) expire() {
 	}
 }
 
-// takeRegReads returns the registration reads so far, by instance, and
-// counts from zero again.
-func (z *watchingZooKeeper) takeRegReads() map[string]int {
+func (z *watchingZooKeeper) regReads(id string) int {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	r := z.reads
-	z.reads = map[string]int{}
-	return r
+	return z.regRead[id]
 }
 
 func (z *watchingZooKeeper) armedCount(key string) int {
@@ -101,7 +97,7 @@ func (z *watchingZooKeeper) WatchInstances() ([]string, <-chan kazoo.Event, erro
 func (z *watchingZooKeeper) Registration(id string) (*kazoo.Registration, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.reads[id]++
+	z.regRead[id]++
 	if r, ok := z.regs[id]; ok {
 		return r, nil
 	}
@@ -111,7 +107,7 @@ func (z *watchingZooKeeper) Registration(id string) (*kazoo.Registration, error)
 func (z *watchingZooKeeper) WatchRegistration(id string) (*kazoo.Registration, <-chan kazoo.Event, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	z.reads[id]++
+	z.regRead[id]++
 	r, ok := z.regs[id]
 	if !ok {
 		return nil, nil, kazoo.ErrInstanceNotRegistered

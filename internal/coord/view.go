@@ -34,13 +34,14 @@ func (v view) has(id string) bool {
 
 // readView reads the instances and their registrations, arming watches
 // that are not armed yet, and the partitions from the group's topic source.
-// The registrations are read again on every call (one read per instance),
+// A registration is read again only after its watch fired (readMembers),
 // so a join, a leave or a changed subscription all lead to an assignment
-// computed from fresh ones. absent times the absences of static members
-// (readReservations). The members are read before the partitions, so a
-// partition's leader is read only when the assignment needs it (see
-// leadersWanted); owned holds the partitions this instance consumes, whose
-// leaders are read all the same.
+// computed from fresh ones, and a join costs each member one read of the
+// joiner's registration, not one of every member's. absent times the
+// absences of static members (readReservations). The members are read
+// before the partitions, so a partition's leader is read only when the
+// assignment needs it (see leadersWanted); owned holds the partitions this
+// instance consumes, whose leaders are read all the same.
 func (l *Loop) readView(ws loopWatches, missing, badRegs map[string]bool, absent map[string]absence, owned map[TopicPartition]bool) (view, error) {
 	var v view
 	zk := l.d.ZooKeeper
@@ -106,7 +107,10 @@ func (l *Loop) leadersWanted(v view, topic string, owned map[TopicPartition]bool
 
 // readMembers reads the registration of each listed instance, arming a watch
 // on each that is not armed yet, so a changed subscription wakes the loop as
-// a join or a leave does.
+// a join or a leave does. A registration read with its watch is not read
+// again until that watch fires (zkwatch.KnownRead, as leaders are): the
+// registrations of a group of K members cost K reads per view instead of
+// K per member per view (docs/coordination.md, "Round trips per rebalance").
 //
 // An instance whose registration is gone by now has left: it is not a
 // member (the watch on the instance list fires for its departure). A

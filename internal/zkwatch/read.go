@@ -23,13 +23,20 @@ func Read[T any](s *Set, key string, read func() (T, error), watch func() (T, <-
 // read asks afresh: the value is as current as a read would have been
 // when the loop woke. Reading every partition's leader on every wake-up
 // cost one round trip per partition (about 0.5 s at 1,024 partitions, see
-// BenchmarkIntegrationScaleHandoff); this costs none.
+// BenchmarkIntegrationScaleHandoff); this costs none. After Forget, the
+// next read asks again, under the same watch, and its value is known.
 func KnownRead[T any](s *Set, key string, read func() (T, error), watch func() (T, <-chan kazoo.Event, error)) (T, error) {
 	if v, ok := s.lookup(key); ok {
 		return v.(T), nil
 	}
-	if s.Armed(key) { // armed by a read that failed: read without a new watch
-		return read()
+	if n, ok := s.arming(key); ok {
+		// Armed by a read that failed, or its value was forgotten: read
+		// without a new watch, and know the value while that watch holds.
+		v, err := read()
+		if err == nil {
+			s.knowIfArmed(key, n, v)
+		}
+		return v, err
 	}
 	v, ch, err := watch()
 	switch {

@@ -11,22 +11,30 @@ import (
 // use.
 type Set struct {
 	mu    sync.Mutex
-	armed map[string]bool
-	known map[string]any // the value read with a key's armed watch (see KnownRead)
+	armed map[string]uint64 // the arming of each armed key (from arms)
+	arms  uint64            // armings so far
+	known map[string]any    // the value read with a key's armed watch (see KnownRead)
 	fired func()
 }
 
 // New returns an empty Set that calls fired (which must not block) each
 // time one of its watches fires or its channel closes.
 func New(fired func()) *Set {
-	return &Set{armed: make(map[string]bool), known: make(map[string]any), fired: fired}
+	return &Set{armed: make(map[string]uint64), known: make(map[string]any), fired: fired}
 }
 
 // Armed reports whether key's watch is armed and has not fired yet.
 func (s *Set) Armed(key string) bool {
+	_, ok := s.arming(key)
+	return ok
+}
+
+// arming returns which arming of key's watch is armed, if any.
+func (s *Set) arming(key string) (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.armed[key]
+	n, ok := s.armed[key]
+	return n, ok
 }
 
 // Arm waits for ch in the background, then disarms key and calls fired.
@@ -34,7 +42,8 @@ func (s *Set) Armed(key string) bool {
 // connection closes (which closes every watch channel).
 func (s *Set) Arm(key string, ch <-chan kazoo.Event) {
 	s.mu.Lock()
-	s.armed[key] = true
+	s.arms++
+	s.armed[key] = s.arms
 	s.mu.Unlock()
 	go func() {
 		<-ch
@@ -53,6 +62,28 @@ func (s *Set) lookup(key string) (any, bool) {
 	defer s.mu.Unlock()
 	v, ok := s.known[key]
 	return v, ok
+}
+
+// knowIfArmed keeps v, read while arming n of key's watch was armed, as
+// key's known value if that arming is still armed: a value read under a
+// watch that has fired since, or under an earlier watch, is never kept.
+func (s *Set) knowIfArmed(key string, n uint64, v any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.armed[key] == n {
+		s.known[key] = v
+	}
+}
+
+// Forget drops every value KnownRead knows, keeping the watches: the next
+// KnownRead of each key reads ZooKeeper again (without a new watch while
+// its watch is armed) and knows the fresh value. A loop's periodic resync
+// calls it, so a watch that never fires leaves a value stale no longer
+// than the resync's interval.
+func (s *Set) Forget() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.known)
 }
 
 // armKnown is Arm for a watch read together with value v: until the watch
