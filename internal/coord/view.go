@@ -123,10 +123,7 @@ func (l *Loop) leadersWanted(v view, topic string, owned map[TopicPartition]bool
 // bad holds the instances reported so far; it forgets those that are fixed
 // or gone, so a registration broken again is reported again.
 //
-// A registration is read again only once its watch fired (zkwatch.KnownRead):
-// a join makes each member read one registration, the joiner's, not one per
-// member (at 64 members, most of every view's reads). Those not known are
-// read concurrently (up to maxConcurrentRegistrationReads at once):
+// The registrations not known are read concurrently (up to maxConcurrentRegistrationReads at once):
 // ZooKeeper pipelines them on the one session, so a joiner's first view of
 // 64 instances costs a few round trips, not 64 in a row.
 func (l *Loop) readMembers(ws loopWatches, instances []string, bad map[string]bool) ([]assign.Member, error) {
