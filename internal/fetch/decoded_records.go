@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -25,63 +26,49 @@ func scanAnswer(p *partitionAnswer, w *fetchWant) fetchResult {
 	if recs.partial {
 		return fetchResult{err: errPartialBatch}
 	}
-	limit := max(w.limit, 1)
-	kept := 0
-	found := func(next int64) fetchResult {
-		r := fetchResult{next: next, hwm: p.hwm}
-		if kept > 0 {
-			r.unparsed = &decodedPending{batches: recs.batches, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
-		}
-		return r
+	// kept in the answer, so that scanBatches' interface does not move
+	// them to the heap once more
+	p.scanned = recs
+	return scanBatches(&p.scanned, w, p.hwm)
+}
+
+// batch implements answerBatches: a legacy message set reads as a last
+// batch.
+func (d *decodedRecords) batch(i int) (scannedBatch, bool) {
+	if i >= len(d.batches) {
+		return scannedBatch{legacy: true}, i == len(d.batches) && d.legacy
 	}
-	next := w.offset
-	for i := range recs.batches {
-		b := &recs.batches[i]
-		if b.partial {
-			if next == w.offset {
-				return fetchResult{err: errPartialBatch, hwm: p.hwm}
-			}
+	b := &d.batches[i]
+	return scannedBatch{firstOffset: b.firstOffset, headerEnd: b.firstOffset + int64(b.lastOffsetDelta) + 1,
+		recordsEnd: b.firstOffset + b.lastDelta + 1, count: b.count, control: b.control, partial: b.partial}, true
+}
+
+// keptRecords implements answerBatches.
+func (d *decodedRecords) keptRecords(i int, from int64, room int) (n int, highest, last int64) {
+	b := &d.batches[i]
+	rr := recordReader{buf: b.records}
+	var rec decodedRecord
+	highest = math.MinInt64
+	for range b.count {
+		_ = rr.next(&rec) // checked by decodeRecords
+		o := b.firstOffset + rec.offsetDelta
+		if o < from {
+			continue
+		}
+		n, highest, last = n+1, max(highest, o), o
+		if n == room {
 			break
 		}
-		next = max(next, b.firstOffset+int64(b.lastOffsetDelta)+1)
-		if b.control {
-			continue
-		}
-		if b.firstOffset >= w.offset && kept+b.count < limit {
-			kept += b.count
-			if b.count > 0 {
-				// a header under-stating its end never sends the next
-				// fetch back below a record kept
-				next = max(next, b.firstOffset+b.lastDelta+1)
-			}
-			continue
-		}
-		rr := recordReader{buf: b.records}
-		var rec decodedRecord
-		for range b.count {
-			_ = rr.next(&rec) // checked by decodeRecords
-			o := b.firstOffset + rec.offsetDelta
-			if o < w.offset {
-				continue
-			}
-			next = max(next, o+1)
-			if kept++; kept == limit {
-				return found(o + 1)
-			}
-		}
 	}
-	if recs.legacy {
-		return fetchResult{err: errLegacyMessageSet}
-	}
-	if kept == 0 && next == w.offset && p.hwm > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (see scanRecords).
-		if recs.hasEnd && recs.end > w.offset && recs.end <= p.hwm {
-			return fetchResult{next: recs.end, hwm: p.hwm}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: p.hwm}
-	}
-	return found(next)
+	return n, highest, last
+}
+
+// emptyBatchesEnd implements answerBatches.
+func (d *decodedRecords) emptyBatchesEnd() (int64, bool) { return d.end, d.hasEnd }
+
+// pending implements answerBatches.
+func (d *decodedRecords) pending(w *fetchWant, kept int) pendingMessages {
+	return &decodedPending{batches: d.batches, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
 }
 
 // decodedPending is a decoded partition answer's kept records whose

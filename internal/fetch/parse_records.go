@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -66,65 +67,60 @@ func scanRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	if block.Partial {
 		return fetchResult{err: errPartialBatch}
 	}
-	limit := max(w.limit, 1)
-	kept := 0
-	found := func(next int64) fetchResult {
-		r := fetchResult{next: next, hwm: block.HighWaterMarkOffset}
-		if kept > 0 {
-			r.unparsed = &unparsedRecords{block: block, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
-		}
-		return r
+	return scanBatches((*saramaBlock)(block), w, block.HighWaterMarkOffset)
+}
+
+// saramaBlock is a partition's answer sarama decoded, as scanBatches
+// reads it: a nil record set reads as a batch without records, a legacy
+// message set as legacy.
+type saramaBlock sarama.FetchResponseBlock
+
+func (s *saramaBlock) batch(i int) (scannedBatch, bool) {
+	if i >= len(s.RecordsSet) {
+		return scannedBatch{}, false
 	}
-	next := w.offset
-	for _, recs := range block.RecordsSet {
-		if recs == nil {
+	recs := s.RecordsSet[i]
+	switch {
+	case recs == nil:
+		return scannedBatch{}, true
+	case recs.RecordBatch == nil:
+		return scannedBatch{legacy: true}, true
+	}
+	batch := recs.RecordBatch
+	b := scannedBatch{firstOffset: batch.FirstOffset, headerEnd: batch.FirstOffset + int64(batch.LastOffsetDelta) + 1,
+		count: len(batch.Records), control: batch.Control, partial: batch.PartialTrailingRecord}
+	if b.count > 0 {
+		b.recordsEnd = batch.FirstOffset + batch.Records[b.count-1].OffsetDelta + 1
+	}
+	return b, true
+}
+
+func (s *saramaBlock) keptRecords(i int, from int64, room int) (n int, highest, last int64) {
+	recs := s.RecordsSet[i]
+	if recs == nil {
+		return 0, 0, 0
+	}
+	batch := recs.RecordBatch
+	highest = math.MinInt64
+	for _, rec := range batch.Records {
+		o := batch.FirstOffset + rec.OffsetDelta
+		if o < from {
 			continue
 		}
-		batch := recs.RecordBatch
-		if batch == nil {
-			return fetchResult{err: errLegacyMessageSet}
-		}
-		if batch.PartialTrailingRecord {
-			if next == w.offset {
-				// the batch at the offset itself is cut off: only a
-				// larger fetch size reads it
-				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
-			}
-			break // cut off by the fetch size: the next fetch starts at it
-		}
-		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
-		if batch.Control {
-			continue
-		}
-		if batch.FirstOffset >= w.offset && kept+len(batch.Records) < limit {
-			kept += len(batch.Records) // every record of it is kept
-			if n := len(batch.Records); n > 0 {
-				// a header under-stating its end never sends the next
-				// fetch back below a record kept
-				next = max(next, batch.FirstOffset+batch.Records[n-1].OffsetDelta+1)
-			}
-			continue
-		}
-		for _, rec := range batch.Records {
-			o := batch.FirstOffset + rec.OffsetDelta
-			if o < w.offset {
-				continue
-			}
-			next = max(next, o+1)
-			if kept++; kept == limit {
-				return found(o + 1)
-			}
+		n, highest, last = n+1, max(highest, o), o
+		if n == room {
+			break
 		}
 	}
-	if kept == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (sarama's partition consumer checks the same).
-		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
-			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
-	}
-	return found(next)
+	return n, highest, last
+}
+
+func (s *saramaBlock) emptyBatchesEnd() (int64, bool) {
+	return emptyBatchesEnd((*sarama.FetchResponseBlock)(s))
+}
+
+func (s *saramaBlock) pending(w *fetchWant, kept int) pendingMessages {
+	return &unparsedRecords{block: (*sarama.FetchResponseBlock)(s), topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
 }
 
 func (u *unparsedRecords) count() int { return u.kept }
