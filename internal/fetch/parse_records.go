@@ -11,7 +11,7 @@ import (
 
 // A round's answer is read in two steps. The round's loop, which reads
 // every partition of the round one after the other, only scans each
-// partition's record batches (scanRecords): the errors, where the next
+// partition's record batches (scanBatches): the errors, where the next
 // fetch starts, how many messages the answer holds. The messages are made
 // later, outside the loop: by a batch feed's Source a slab at a time as it
 // hands them out (unparsedRecords.take), so a message is made just before
