@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"errors"
-	"math"
 	"time"
 
 	"github.com/IBM/sarama"
@@ -44,23 +43,17 @@ func (d *decodedRecords) batch(i int) (scannedBatch, bool) {
 }
 
 // keptRecords implements answerBatches.
-func (d *decodedRecords) keptRecords(i int, from int64, room int) (n int, highest, last int64) {
+func (d *decodedRecords) keptRecords(i int, keep keptRecords) keptRecords {
 	b := &d.batches[i]
 	rr := recordReader{buf: b.records}
 	var rec decodedRecord
-	highest = math.MinInt64
 	for range b.count {
 		_ = rr.next(&rec) // checked by decodeRecords
-		o := b.firstOffset + rec.offsetDelta
-		if o < from {
-			continue
-		}
-		n, highest, last = n+1, max(highest, o), o
-		if n == room {
+		if keep.add(b.firstOffset + rec.offsetDelta) {
 			break
 		}
 	}
-	return n, highest, last
+	return keep
 }
 
 // emptyBatchesEnd implements answerBatches.
@@ -68,13 +61,33 @@ func (d *decodedRecords) emptyBatchesEnd() (int64, bool) { return d.end, d.hasEn
 
 // pending implements answerBatches.
 func (d *decodedRecords) pending(w *fetchWant, kept int) pendingMessages {
-	return &decodedPending{batches: d.batches, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
+	return &decodedPending{answer: *d, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
+}
+
+// heldRecords implements answerBatches: a batch kept whole counts what
+// decodeRecords summed; only a batch kept in part is walked.
+func (d *decodedRecords) heldRecords(i, at int, from int64, left int) (held int64, n int) {
+	b := &d.batches[i]
+	if at == 0 && b.firstOffset >= from && b.count <= left {
+		return b.held, b.count
+	}
+	rr := recordReader{buf: b.records, off: at}
+	var rec decodedRecord
+	for rr.off < len(rr.buf) && n < left {
+		_ = rr.next(&rec) // checked by decodeRecords
+		if b.firstOffset+rec.offsetDelta < from {
+			continue
+		}
+		held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
+		n++
+	}
+	return held, n
 }
 
 // decodedPending is a decoded partition answer's kept records whose
 // messages are not made yet.
 type decodedPending struct {
-	batches   []decodedBatch
+	answer    decodedRecords
 	topic     string
 	partition int32
 	from      int64 // the want's offset: records before it are skipped
@@ -101,10 +114,10 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 	var held int64
 	i := 0
 	var rec decodedRecord
-	for ; u.batch < len(u.batches); u.batch, u.at = u.batch+1, 0 {
-		b := &u.batches[u.batch]
+	for ; u.batch < len(u.answer.batches); u.batch, u.at = u.batch+1, 0 {
+		b := &u.answer.batches[u.batch]
 		if b.partial {
-			u.batch = len(u.batches)
+			u.batch = len(u.answer.batches)
 			break
 		}
 		if b.control {
@@ -163,37 +176,7 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 	return msgs, held
 }
 
-// held implements pendingMessages. A batch kept whole counts what
-// decodeRecords summed; only a batch kept in part is walked.
+// held implements pendingMessages (see heldFrom).
 func (u *decodedPending) held() int64 {
-	var held int64
-	left := u.kept - u.made
-	var rec decodedRecord
-	for bi := u.batch; bi < len(u.batches) && left > 0; bi++ {
-		b := &u.batches[bi]
-		if b.partial {
-			break
-		}
-		if b.control {
-			continue
-		}
-		if (bi != u.batch || u.at == 0) && b.firstOffset >= u.from && b.count <= left {
-			held += b.held
-			left -= b.count
-			continue
-		}
-		rr := recordReader{buf: b.records}
-		if bi == u.batch {
-			rr.off = u.at
-		}
-		for rr.off < len(rr.buf) && left > 0 {
-			_ = rr.next(&rec)
-			if b.firstOffset+rec.offsetDelta < u.from {
-				continue
-			}
-			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
-			left--
-		}
-	}
-	return held
+	return heldFrom(&u.answer, u.batch, u.at, u.from, u.kept-u.made)
 }

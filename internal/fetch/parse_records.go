@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"unsafe"
 
@@ -95,24 +94,34 @@ func (s *saramaBlock) batch(i int) (scannedBatch, bool) {
 	return b, true
 }
 
-func (s *saramaBlock) keptRecords(i int, from int64, room int) (n int, highest, last int64) {
+func (s *saramaBlock) keptRecords(i int, keep keptRecords) keptRecords {
+	if recs := s.RecordsSet[i]; recs != nil {
+		batch := recs.RecordBatch
+		for _, rec := range batch.Records {
+			if keep.add(batch.FirstOffset + rec.OffsetDelta) {
+				break
+			}
+		}
+	}
+	return keep
+}
+
+func (s *saramaBlock) heldRecords(i, at int, from int64, left int) (held int64, n int) {
 	recs := s.RecordsSet[i]
 	if recs == nil {
-		return 0, 0, 0
+		return 0, 0
 	}
 	batch := recs.RecordBatch
-	highest = math.MinInt64
-	for _, rec := range batch.Records {
-		o := batch.FirstOffset + rec.OffsetDelta
-		if o < from {
+	for _, rec := range batch.Records[at:] {
+		if batch.FirstOffset+rec.OffsetDelta < from {
 			continue
 		}
-		n, highest, last = n+1, max(highest, o), o
-		if n == room {
+		held += recordBytes(rec)
+		if n++; n == left {
 			break
 		}
 	}
-	return n, highest, last
+	return held, n
 }
 
 func (s *saramaBlock) emptyBatchesEnd() (int64, bool) {
@@ -225,35 +234,27 @@ func (u *unparsedRecords) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama
 	return msgs, held
 }
 
-// held returns what the messages not made yet will hold (see heldBytes).
+// held implements pendingMessages (see heldFrom).
 func (u *unparsedRecords) held() int64 {
+	return heldFrom((*saramaBlock)(u.block), u.set, u.rec, u.from, u.kept-u.made)
+}
+
+// heldFrom returns what the messages of a's records at and after offset
+// from will hold (see heldBytes), at most left of them, walked from batch
+// first at at (where a pending answer's take goes on) in the order the
+// scan kept them.
+func heldFrom(a answerBatches, first, at int, from int64, left int) int64 {
 	var held int64
-	left := u.kept - u.made
-	for s := u.set; s < len(u.block.RecordsSet) && left > 0; s++ {
-		recs := u.block.RecordsSet[s]
-		if recs == nil {
-			continue
-		}
-		batch := recs.RecordBatch
-		if batch.PartialTrailingRecord {
+	for i := first; left > 0; i, at = i+1, 0 {
+		b, ok := a.batch(i)
+		if !ok || b.partial || b.legacy {
 			break
 		}
-		if batch.Control {
+		if b.control {
 			continue
 		}
-		from := 0
-		if s == u.set {
-			from = u.rec
-		}
-		for _, rec := range batch.Records[from:] {
-			if batch.FirstOffset+rec.OffsetDelta < u.from {
-				continue
-			}
-			held += recordBytes(rec)
-			if left--; left == 0 {
-				break
-			}
-		}
+		h, n := a.heldRecords(i, at, from, left)
+		held, left = held+h, left-n
 	}
 	return held
 }

@@ -1,5 +1,7 @@
 package fetch
 
+import "math"
+
 // One scan reads a partition's record batches, whichever decoder read the
 // answer: sarama's (saramaBlock) or this package's (decodedRecords). It
 // says where the next fetch starts and how many messages the answer
@@ -11,11 +13,14 @@ package fetch
 type answerBatches interface {
 	// batch returns the header of the i-th batch, and false past the last.
 	batch(i int) (scannedBatch, bool)
-	// keptRecords walks the records of batch i at and after offset from,
-	// at most room of them (room > 0), and returns how many it walked, the
-	// highest offset among them and the offset of the last one (offsets
-	// need not rise: a fuzzed batch's do not).
-	keptRecords(i int, from int64, room int) (n int, highest, last int64)
+	// keptRecords walks the records of batch i in order, each offset into
+	// keep.add until it is full, and returns keep.
+	keptRecords(i int, keep keptRecords) keptRecords
+	// heldRecords returns what the messages of batch i's records at and
+	// after offset from hold (see heldBytes), at most left of them (left
+	// > 0), walked from at (where a pending answer's take goes on in the
+	// batch; 0: its start), and how many it counted (see heldFrom).
+	heldRecords(i, at int, from int64, left int) (held int64, n int)
 	// emptyBatchesEnd returns the offset after the last batch decoded,
 	// empty (compacted) ones included, and false when there was none.
 	emptyBatchesEnd() (int64, bool)
@@ -34,6 +39,26 @@ type scannedBatch struct {
 	// partial says the batch is cut off by the fetch size; legacy says a
 	// magic 0 or 1 message set stands in its place.
 	partial, legacy bool
+}
+
+// keptRecords counts the records kept of a batch walked record by record:
+// those at and after from, at most room of them (room > 0).
+type keptRecords struct {
+	from int64
+	room int
+	n    int // kept
+	// highest is the highest offset kept (offsets need not rise: a fuzzed
+	// batch's do not), last the last one's.
+	highest, last int64
+}
+
+// add counts the record at offset o, and reports whether room is full.
+func (k *keptRecords) add(o int64) (full bool) {
+	if o < k.from {
+		return false
+	}
+	k.n, k.highest, k.last = k.n+1, max(k.highest, o), o
+	return k.n == k.room
 }
 
 // scanBatches scans a's batches for w, in an answer whose high-water mark
@@ -81,14 +106,14 @@ scan:
 			}
 			continue
 		}
-		n, highest, last := a.keptRecords(i, w.offset, limit-kept)
-		if n == 0 {
+		walked := a.keptRecords(i, keptRecords{from: w.offset, room: limit - kept, highest: math.MinInt64})
+		if walked.n == 0 {
 			continue
 		}
-		if kept += n; kept == limit {
-			return found(last + 1)
+		if kept += walked.n; kept == limit {
+			return found(walked.last + 1)
 		}
-		next = max(next, highest+1)
+		next = max(next, walked.highest+1)
 	}
 	if kept == 0 && next == w.offset && hwm > w.offset {
 		// Batches compacted empty: step past them, never past the mark
