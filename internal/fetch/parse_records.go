@@ -239,26 +239,6 @@ func (u *unparsedRecords) held() int64 {
 	return heldFrom((*saramaBlock)(u.block), u.set, u.rec, u.from, u.kept-u.made)
 }
 
-// heldFrom returns what the messages of a's records at and after offset
-// from will hold (see heldBytes), at most left of them, walked from batch
-// first at at (where a pending answer's take goes on) in the order the
-// scan kept them.
-func heldFrom(a answerBatches, first, at int, from int64, left int) int64 {
-	var held int64
-	for i := first; left > 0; i, at = i+1, 0 {
-		b, ok := a.batch(i)
-		if !ok || b.partial || b.legacy {
-			break
-		}
-		if b.control {
-			continue
-		}
-		h, n := a.heldRecords(i, at, from, left)
-		held, left = held+h, left-n
-	}
-	return held
-}
-
 // recordBytes is what a record's message holds against the feed budget:
 // its key, value and headers (see heldBytes).
 func recordBytes(rec *sarama.Record) int64 {

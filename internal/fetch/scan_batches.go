@@ -5,8 +5,9 @@ import "math"
 // One scan reads a partition's record batches, whichever decoder read the
 // answer: sarama's (saramaBlock) or this package's (decodedRecords). It
 // says where the next fetch starts and how many messages the answer
-// keeps; the messages are made later (see pendingMessages). Each decoder
-// answers for a batch at a time, so a record costs no interface call. See
+// keeps; the messages are made later (see pendingMessages), and what they
+// hold is counted by one loop too (heldFrom). Each decoder answers for a
+// batch at a time, so a record costs no interface call. See
 // docs/batch-feed.md, "The scan".
 
 // answerBatches is a partition's record batches as scanBatches reads them.
@@ -124,4 +125,24 @@ scan:
 		return fetchResult{err: errNoRecordsBelowMark, hwm: hwm}
 	}
 	return found(next)
+}
+
+// heldFrom returns what the messages of a's records at and after offset
+// from will hold (see heldBytes), at most left of them, walked from batch
+// first at at (where a pending answer's take goes on) in the order the
+// scan kept them.
+func heldFrom(a answerBatches, first, at int, from int64, left int) int64 {
+	var held int64
+	for i := first; left > 0; i, at = i+1, 0 {
+		b, ok := a.batch(i)
+		if !ok || b.partial || b.legacy {
+			break
+		}
+		if b.control {
+			continue
+		}
+		h, n := a.heldRecords(i, at, from, left)
+		held, left = held+h, left-n
+	}
+	return held
 }
