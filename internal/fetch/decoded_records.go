@@ -87,6 +87,9 @@ func (d *decodedRecords) heldRecords(i, at int, from int64, left int) (held int6
 // decodedPending is a decoded partition answer's kept records whose
 // messages are not made yet.
 type decodedPending struct {
+	// answer is a copy of the partition's decoded records, not a pointer
+	// into the response: a batch waiting for its reader pins its own
+	// partition's records only.
 	answer    decodedRecords
 	topic     string
 	partition int32
