@@ -25,69 +25,72 @@ func scanAnswer(p *partitionAnswer, w *fetchWant) fetchResult {
 	if recs.partial {
 		return fetchResult{err: errPartialBatch}
 	}
-	limit := max(w.limit, 1)
-	kept := 0
-	found := func(next int64) fetchResult {
-		r := fetchResult{next: next, hwm: p.hwm}
-		if kept > 0 {
-			r.unparsed = &decodedPending{batches: recs.batches, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
-		}
-		return r
+	// kept in the answer, so that scanBatches' interface does not move
+	// them to the heap once more
+	p.scanned = recs
+	return scanBatches(&p.scanned, w, p.hwm)
+}
+
+// batch implements answerBatches: a legacy message set reads as a last
+// batch.
+func (d *decodedRecords) batch(i int) (scannedBatch, bool) {
+	if i >= len(d.batches) {
+		return scannedBatch{legacy: true}, i == len(d.batches) && d.legacy
 	}
-	next := w.offset
-	for i := range recs.batches {
-		b := &recs.batches[i]
-		if b.partial {
-			if next == w.offset {
-				return fetchResult{err: errPartialBatch, hwm: p.hwm}
-			}
+	b := &d.batches[i]
+	return scannedBatch{firstOffset: b.firstOffset, headerEnd: b.firstOffset + int64(b.lastOffsetDelta) + 1,
+		recordsEnd: b.firstOffset + b.lastDelta + 1, count: b.count, control: b.control, partial: b.partial}, true
+}
+
+// keptRecords implements answerBatches.
+func (d *decodedRecords) keptRecords(i int, keep keptRecords) keptRecords {
+	b := &d.batches[i]
+	rr := recordReader{buf: b.records}
+	var rec decodedRecord
+	for range b.count {
+		_ = rr.next(&rec) // checked by decodeRecords
+		if keep.add(b.firstOffset + rec.offsetDelta) {
 			break
 		}
-		next = max(next, b.firstOffset+int64(b.lastOffsetDelta)+1)
-		if b.control {
+	}
+	return keep
+}
+
+// emptyBatchesEnd implements answerBatches.
+func (d *decodedRecords) emptyBatchesEnd() (int64, bool) { return d.end, d.hasEnd }
+
+// pending implements answerBatches.
+func (d *decodedRecords) pending(w *fetchWant, kept int) pendingMessages {
+	return &decodedPending{answer: *d, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
+}
+
+// heldRecords implements answerBatches: a batch kept whole counts what
+// decodeRecords summed; only a batch kept in part is walked.
+func (d *decodedRecords) heldRecords(i, at int, from int64, left int) (held int64, n int) {
+	b := &d.batches[i]
+	if at == 0 && b.firstOffset >= from && b.count <= left {
+		return b.held, b.count
+	}
+	rr := recordReader{buf: b.records, off: at}
+	var rec decodedRecord
+	for rr.off < len(rr.buf) && n < left {
+		_ = rr.next(&rec) // checked by decodeRecords
+		if b.firstOffset+rec.offsetDelta < from {
 			continue
 		}
-		if b.firstOffset >= w.offset && kept+b.count < limit {
-			kept += b.count
-			if b.count > 0 {
-				// a header under-stating its end never sends the next
-				// fetch back below a record kept
-				next = max(next, b.firstOffset+b.lastDelta+1)
-			}
-			continue
-		}
-		rr := recordReader{buf: b.records}
-		var rec decodedRecord
-		for range b.count {
-			_ = rr.next(&rec) // checked by decodeRecords
-			o := b.firstOffset + rec.offsetDelta
-			if o < w.offset {
-				continue
-			}
-			next = max(next, o+1)
-			if kept++; kept == limit {
-				return found(o + 1)
-			}
-		}
+		held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
+		n++
 	}
-	if recs.legacy {
-		return fetchResult{err: errLegacyMessageSet}
-	}
-	if kept == 0 && next == w.offset && p.hwm > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (see scanRecords).
-		if recs.hasEnd && recs.end > w.offset && recs.end <= p.hwm {
-			return fetchResult{next: recs.end, hwm: p.hwm}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: p.hwm}
-	}
-	return found(next)
+	return held, n
 }
 
 // decodedPending is a decoded partition answer's kept records whose
 // messages are not made yet.
 type decodedPending struct {
-	batches   []decodedBatch
+	// answer is a copy of the partition's decoded records, not a pointer
+	// into the response: a batch waiting for its reader pins its own
+	// partition's records only.
+	answer    decodedRecords
 	topic     string
 	partition int32
 	from      int64 // the want's offset: records before it are skipped
@@ -114,10 +117,10 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 	var held int64
 	i := 0
 	var rec decodedRecord
-	for ; u.batch < len(u.batches); u.batch, u.at = u.batch+1, 0 {
-		b := &u.batches[u.batch]
+	for ; u.batch < len(u.answer.batches); u.batch, u.at = u.batch+1, 0 {
+		b := &u.answer.batches[u.batch]
 		if b.partial {
-			u.batch = len(u.batches)
+			u.batch = len(u.answer.batches)
 			break
 		}
 		if b.control {
@@ -176,37 +179,7 @@ func (u *decodedPending) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama.
 	return msgs, held
 }
 
-// held implements pendingMessages. A batch kept whole counts what
-// decodeRecords summed; only a batch kept in part is walked.
+// held implements pendingMessages (see heldFrom).
 func (u *decodedPending) held() int64 {
-	var held int64
-	left := u.kept - u.made
-	var rec decodedRecord
-	for bi := u.batch; bi < len(u.batches) && left > 0; bi++ {
-		b := &u.batches[bi]
-		if b.partial {
-			break
-		}
-		if b.control {
-			continue
-		}
-		if (bi != u.batch || u.at == 0) && b.firstOffset >= u.from && b.count <= left {
-			held += b.held
-			left -= b.count
-			continue
-		}
-		rr := recordReader{buf: b.records}
-		if bi == u.batch {
-			rr.off = u.at
-		}
-		for rr.off < len(rr.buf) && left > 0 {
-			_ = rr.next(&rec)
-			if b.firstOffset+rec.offsetDelta < u.from {
-				continue
-			}
-			held += int64(len(rec.key)+len(rec.value)) + rec.headerBytes
-			left--
-		}
-	}
-	return held
+	return heldFrom(&u.answer, u.batch, u.at, u.from, u.kept-u.made)
 }

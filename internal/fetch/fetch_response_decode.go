@@ -37,8 +37,9 @@ type partitionAnswer struct {
 	lastStable       int64 // v4 on
 	logStart         int64 // v5 on
 	aborted          []abortedTransaction
-	preferredReplica int32  // v11 on; -1: none
-	records          []byte // the records field as it came; nil: null
+	preferredReplica int32          // v11 on; -1: none
+	records          []byte         // the records field as it came; nil: null
+	scanned          decodedRecords // records, decoded by the last scan (scanAnswer)
 }
 
 // abortedTransaction is an entry of a partition's aborted transactions

@@ -74,68 +74,71 @@ func openOwnFetchConn(t *testing.T, addr string, readTimeout time.Duration) *own
 
 var oneWant = []*fetchWant{{ctx: context.Background(), topic: "t", partition: 0, offset: 0, size: 1 << 20, limit: 10}}
 
-// A round whose response was cut by the read timeout leaves the rest of
-// that response on the socket: the next round over the connection (the
-// other fetcher's, waiting for it) must not read those bytes as its own
-// answer, even where they frame as one with its correlation id.
-func TestOwnConnectionRoundAfterCutResponseReadsNoneOfIt(t *testing.T) {
-	addr, accepted := rawBroker(t)
-	c := openOwnFetchConn(t, addr, 200*time.Millisecond)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		conn := <-accepted
-		first := readRequest(t, conn)
-		rest := emptyFetchResponse(first + 1) // the first response's body, as the next one would be framed
-		head := binary.BigEndian.AppendUint32(nil, uint32(4+len(rest)))
-		head = binary.BigEndian.AppendUint32(head, uint32(first))
-		_, _ = conn.Write(head) // then nothing until the round timed out
-		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-		var size [4]byte
-		if _, err := io.ReadFull(conn, size[:]); err != nil {
-			return // the next round wrote nothing: the connection was given up
-		}
-		_, _ = conn.Write(rest) // the first response's rest, late
-	}()
-	if _, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant); err == nil {
-		t.Fatal("first round answered: want its read timeout")
+// A round that fails between writing its request and reading the whole
+// response leaves what the broker sends after it on the socket: the next
+// round over the connection (the other fetcher's, waiting for it) must
+// read none of it as its own answer, and fail as over a closed connection
+// (sent again over a new one). The broker answers the first request with
+// early at once, then, once the round timed out, waits for the next
+// request and writes late (nextSent: the next request came).
+func TestOwnConnectionRoundAfterBrokenRoundFailsAsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		early func(first int32) []byte
+		late  func(first int32, nextSent bool) []byte
+	}{{
+		// The response cut by the read timeout: its rest frames as a
+		// response with the next round's correlation id.
+		name: "cut response",
+		early: func(first int32) []byte {
+			rest := emptyFetchResponse(first + 1)
+			head := binary.BigEndian.AppendUint32(nil, uint32(4+len(rest)))
+			return binary.BigEndian.AppendUint32(head, uint32(first))
+		},
+		late: func(first int32, nextSent bool) []byte {
+			if !nextSent {
+				return nil // the next round wrote nothing: the connection was given up
+			}
+			return emptyFetchResponse(first + 1) // the first response's rest, late
+		},
+	}, {
+		// The round timed out before its response came: the late response
+		// comes, then one for the next round if it wrote.
+		name:  "timed out before the response",
+		early: func(int32) []byte { return nil },
+		late: func(first int32, nextSent bool) []byte {
+			b := emptyFetchResponse(first)
+			if nextSent {
+				b = append(b, emptyFetchResponse(first+1)...)
+			}
+			return b
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, accepted := rawBroker(t)
+			c := openOwnFetchConn(t, addr, 200*time.Millisecond)
+			served := make(chan struct{})
+			go func() {
+				defer close(served)
+				conn := <-accepted
+				first := readRequest(t, conn)
+				_, _ = conn.Write(tc.early(first)) // then nothing until the round timed out
+				_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+				var size [4]byte
+				_, err := io.ReadFull(conn, size[:])
+				_, _ = conn.Write(tc.late(first, err == nil))
+			}()
+			if _, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant); err == nil {
+				t.Fatal("first round answered: want its read timeout")
+			}
+			a, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant)
+			if err == nil {
+				t.Fatalf("second round answered by the first response's bytes (%d partitions)", len(a.partitions))
+			}
+			if !connectionClosed(err) {
+				t.Fatalf("second round: %v, want a closed connection (so the round is sent again over a new one)", err)
+			}
+			<-served
+		})
 	}
-	a, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant)
-	if err == nil {
-		t.Fatalf("second round answered by the first response's bytes (%d partitions)", len(a.partitions))
-	}
-	if !connectionClosed(err) {
-		t.Fatalf("second round: %v, want a closed connection (so the round is sent again over a new one)", err)
-	}
-	<-served
-}
-
-// A round that timed out before its response came leaves the connection
-// with a response it will not read: the next round over it fails as over a
-// closed connection (sent again over a new one), not with the late
-// response's correlation id.
-func TestOwnConnectionRoundAfterTimeoutFailsAsClosed(t *testing.T) {
-	addr, accepted := rawBroker(t)
-	c := openOwnFetchConn(t, addr, 200*time.Millisecond)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		conn := <-accepted
-		first := readRequest(t, conn)
-		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
-		var size [4]byte
-		_, err := io.ReadFull(conn, size[:])
-		_, _ = conn.Write(emptyFetchResponse(first)) // late
-		if err == nil {
-			_, _ = conn.Write(emptyFetchResponse(first + 1))
-		}
-	}()
-	if _, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant); err == nil {
-		t.Fatal("first round answered: want its read timeout")
-	}
-	_, err := c.fetch(fetchRequestFields{maxBytes: 1 << 20}, oneWant)
-	if !connectionClosed(err) {
-		t.Fatalf("second round: %v, want a closed connection", err)
-	}
-	<-served
 }

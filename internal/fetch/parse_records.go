@@ -10,7 +10,7 @@ import (
 
 // A round's answer is read in two steps. The round's loop, which reads
 // every partition of the round one after the other, only scans each
-// partition's record batches (scanRecords): the errors, where the next
+// partition's record batches (scanBatches): the errors, where the next
 // fetch starts, how many messages the answer holds. The messages are made
 // later, outside the loop: by a batch feed's Source a slab at a time as it
 // hands them out (unparsedRecords.take), so a message is made just before
@@ -66,65 +66,70 @@ func scanRecords(block *sarama.FetchResponseBlock, w *fetchWant) fetchResult {
 	if block.Partial {
 		return fetchResult{err: errPartialBatch}
 	}
-	limit := max(w.limit, 1)
-	kept := 0
-	found := func(next int64) fetchResult {
-		r := fetchResult{next: next, hwm: block.HighWaterMarkOffset}
-		if kept > 0 {
-			r.unparsed = &unparsedRecords{block: block, topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
-		}
-		return r
+	return scanBatches((*saramaBlock)(block), w, block.HighWaterMarkOffset)
+}
+
+// saramaBlock is a partition's answer sarama decoded, as scanBatches
+// reads it: a nil record set reads as a batch without records, a legacy
+// message set as legacy.
+type saramaBlock sarama.FetchResponseBlock
+
+func (s *saramaBlock) batch(i int) (scannedBatch, bool) {
+	if i >= len(s.RecordsSet) {
+		return scannedBatch{}, false
 	}
-	next := w.offset
-	for _, recs := range block.RecordsSet {
-		if recs == nil {
-			continue
-		}
+	recs := s.RecordsSet[i]
+	switch {
+	case recs == nil:
+		return scannedBatch{}, true
+	case recs.RecordBatch == nil:
+		return scannedBatch{legacy: true}, true
+	}
+	batch := recs.RecordBatch
+	b := scannedBatch{firstOffset: batch.FirstOffset, headerEnd: batch.FirstOffset + int64(batch.LastOffsetDelta) + 1,
+		count: len(batch.Records), control: batch.Control, partial: batch.PartialTrailingRecord}
+	if b.count > 0 {
+		b.recordsEnd = batch.FirstOffset + batch.Records[b.count-1].OffsetDelta + 1
+	}
+	return b, true
+}
+
+func (s *saramaBlock) keptRecords(i int, keep keptRecords) keptRecords {
+	if recs := s.RecordsSet[i]; recs != nil {
 		batch := recs.RecordBatch
-		if batch == nil {
-			return fetchResult{err: errLegacyMessageSet}
-		}
-		if batch.PartialTrailingRecord {
-			if next == w.offset {
-				// the batch at the offset itself is cut off: only a
-				// larger fetch size reads it
-				return fetchResult{err: errPartialBatch, hwm: block.HighWaterMarkOffset}
-			}
-			break // cut off by the fetch size: the next fetch starts at it
-		}
-		next = max(next, batch.FirstOffset+int64(batch.LastOffsetDelta)+1)
-		if batch.Control {
-			continue
-		}
-		if batch.FirstOffset >= w.offset && kept+len(batch.Records) < limit {
-			kept += len(batch.Records) // every record of it is kept
-			if n := len(batch.Records); n > 0 {
-				// a header under-stating its end never sends the next
-				// fetch back below a record kept
-				next = max(next, batch.FirstOffset+batch.Records[n-1].OffsetDelta+1)
-			}
-			continue
-		}
 		for _, rec := range batch.Records {
-			o := batch.FirstOffset + rec.OffsetDelta
-			if o < w.offset {
-				continue
-			}
-			next = max(next, o+1)
-			if kept++; kept == limit {
-				return found(o + 1)
+			if keep.add(batch.FirstOffset + rec.OffsetDelta) {
+				break
 			}
 		}
 	}
-	if kept == 0 && next == w.offset && block.HighWaterMarkOffset > w.offset {
-		// Batches compacted empty: step past them, never past the mark
-		// (sarama's partition consumer checks the same).
-		if end, ok := emptyBatchesEnd(block); ok && end > w.offset && end <= block.HighWaterMarkOffset {
-			return fetchResult{next: end, hwm: block.HighWaterMarkOffset}
-		}
-		return fetchResult{err: errNoRecordsBelowMark, hwm: block.HighWaterMarkOffset}
+	return keep
+}
+
+func (s *saramaBlock) heldRecords(i, at int, from int64, left int) (held int64, n int) {
+	recs := s.RecordsSet[i]
+	if recs == nil {
+		return 0, 0
 	}
-	return found(next)
+	batch := recs.RecordBatch
+	for _, rec := range batch.Records[at:] {
+		if batch.FirstOffset+rec.OffsetDelta < from {
+			continue
+		}
+		held += recordBytes(rec)
+		if n++; n == left {
+			break
+		}
+	}
+	return held, n
+}
+
+func (s *saramaBlock) emptyBatchesEnd() (int64, bool) {
+	return emptyBatchesEnd((*sarama.FetchResponseBlock)(s))
+}
+
+func (s *saramaBlock) pending(w *fetchWant, kept int) pendingMessages {
+	return &unparsedRecords{block: (*sarama.FetchResponseBlock)(s), topic: w.topic, partition: w.partition, from: w.offset, kept: kept}
 }
 
 func (u *unparsedRecords) count() int { return u.kept }
@@ -229,37 +234,9 @@ func (u *unparsedRecords) take(msgs []*sarama.ConsumerMessage, n int) ([]*sarama
 	return msgs, held
 }
 
-// held returns what the messages not made yet will hold (see heldBytes).
+// held implements pendingMessages (see heldFrom).
 func (u *unparsedRecords) held() int64 {
-	var held int64
-	left := u.kept - u.made
-	for s := u.set; s < len(u.block.RecordsSet) && left > 0; s++ {
-		recs := u.block.RecordsSet[s]
-		if recs == nil {
-			continue
-		}
-		batch := recs.RecordBatch
-		if batch.PartialTrailingRecord {
-			break
-		}
-		if batch.Control {
-			continue
-		}
-		from := 0
-		if s == u.set {
-			from = u.rec
-		}
-		for _, rec := range batch.Records[from:] {
-			if batch.FirstOffset+rec.OffsetDelta < u.from {
-				continue
-			}
-			held += recordBytes(rec)
-			if left--; left == 0 {
-				break
-			}
-		}
-	}
-	return held
+	return heldFrom((*saramaBlock)(u.block), u.set, u.rec, u.from, u.kept-u.made)
 }
 
 // recordBytes is what a record's message holds against the feed budget:

@@ -420,7 +420,7 @@ func (r roundResponse) throttled() (time.Duration, bool) {
 	return r.sarama.ThrottleTime, len(r.sarama.Blocks) == 0
 }
 
-// scan scans w's partition's answer (see scanRecords).
+// scan scans w's partition's answer (see scanBatches).
 func (r roundResponse) scan(w *fetchWant) fetchResult {
 	if r.decoded != nil {
 		return scanAnswer(r.decoded.partition(w.topic, w.partition), w)
