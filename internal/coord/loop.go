@@ -237,9 +237,12 @@ func (l *Loop) Run() {
 		case <-retry:
 		case <-graceEnds: // a static member's grace window ended
 		case <-resync.C:
-			// The registrations known from their watches are read again,
-			// in case a watch never fires.
+			// The registrations and the topics' partition lists known from
+			// their watches are read again, in case a watch never fires.
 			ws.set.Forget()
+			if f, ok := l.d.Topics.(interface{ Forget() }); ok {
+				f.Forget()
+			}
 		case <-l.d.Expired:
 			// Every claim died with the session: stop all partitions without
 			// committing or releasing, then register again.

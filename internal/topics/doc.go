@@ -12,6 +12,8 @@
 //     /brokers/topics itself while a topic is missing. A change is heard of
 //     at once. A leader costs a read per partition, so the group asks for
 //     every one only when its assignment orders partitions by leader.
+//     Values are read again only once their watch fired, and the partition
+//     lists also after Forget, which the group calls at its resync.
 //   - KafkaSource, for clusters that no longer keep metadata in ZooKeeper:
 //     Kafka's metadata, asked for every refresh interval. A change is heard
 //     of within one interval.

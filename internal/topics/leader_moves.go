@@ -59,3 +59,11 @@ func (l *LeaderMoves) Partitions(topic string, want Leaders) ([]Partition, error
 	}
 	return parts, nil
 }
+
+// Forget passes the loop's resync on to the source, when it keeps values
+// known from its watches (ZooKeeperSource.Forget).
+func (l *LeaderMoves) Forget() {
+	if f, ok := l.Source.(interface{ Forget() }); ok {
+		f.Forget()
+	}
+}

@@ -129,6 +129,19 @@ func (z *ZooKeeperSource) Partitions(topic string, want Leaders) ([]Partition, e
 	return parts, nil
 }
 
+// Forget drops the partition lists known from their watches, keeping the
+// watches: the next Partitions reads each list again. The group's loop
+// calls it at its resync, so a watch that never fires leaves a list stale
+// no longer than that (zkwatch.Set.Forget); leaders stay known.
+func (z *ZooKeeperSource) Forget() {
+	z.mu.Lock()
+	ws := z.ws
+	z.mu.Unlock()
+	if ws != nil {
+		ws.ForgetPrefix("topic/")
+	}
+}
+
 // maxConcurrentLeaderReads bounds the leader reads of one view in flight at
 // once.
 const maxConcurrentLeaderReads = 64

@@ -101,3 +101,27 @@ func TestKnowIfArmedKeepsOnlyTheCurrentArmingsValue(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// ForgetPrefix drops the values of the keys it names alone: they are read
+// again, the others stay known.
+func TestForgetPrefixForgetsOnlyTheKeysItNames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ws := newTestSet()
+		list, leader := &fakeNode{value: 1}, &fakeNode{value: 7}
+		for range 2 {
+			_, _ = KnownRead(ws.Set, "topic/t", list.read, list.watchRead)
+			_, _ = KnownRead(ws.Set, "state/t/0", leader.read, leader.watchRead)
+		}
+		ws.ForgetPrefix("topic/")
+		list.value = 2 // changed unseen: its watch never fired
+		if v, _ := KnownRead(ws.Set, "topic/t", list.read, list.watchRead); v != 2 || list.reads != 1 {
+			t.Fatalf("forgotten key: KnownRead = %d after %d reads without a watch, want 2 after 1", v, list.reads)
+		}
+		if v, _ := KnownRead(ws.Set, "state/t/0", leader.read, leader.watchRead); v != 7 || leader.reads+leader.watchReads != 1 {
+			t.Fatalf("key not named: KnownRead = %d after %d reads, want 7 after the first", v, leader.reads+leader.watchReads)
+		}
+		close(list.watch)
+		close(leader.watch)
+		synctest.Wait()
+	})
+}

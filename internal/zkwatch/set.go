@@ -1,6 +1,7 @@
 package zkwatch
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/zkgroup/kafka/kazoo"
@@ -84,6 +85,17 @@ func (s *Set) Forget() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.known)
+}
+
+// ForgetPrefix is Forget for the keys that begin with prefix alone.
+func (s *Set) ForgetPrefix(prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key := range s.known {
+		if strings.HasPrefix(key, prefix) {
+			delete(s.known, key)
+		}
+	}
 }
 
 // armKnown is Arm for a watch read together with value v: until the watch
