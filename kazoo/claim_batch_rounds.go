@@ -9,8 +9,10 @@ import "slices"
 // Release; the rest is sent again as one Multi, for as long as that
 // pays. See docs/coordination.md#claims-and-releases-in-batches.
 
-// maxBatchRefusals bounds the refused Multis of one batch, and so the
-// round trips its callers wait before the partitions left go alone.
+// maxBatchRefusals bounds the refusals after which a batch stops being
+// sent again (one last Multi of the partitions shown to apply may follow,
+// so at most maxBatchRefusals+1 Multis are refused), and so the round
+// trips its callers wait before the partitions left go alone.
 const maxBatchRefusals = 16
 
 // batchRound is what one Multi of a batch came to.

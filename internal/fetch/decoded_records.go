@@ -87,9 +87,10 @@ func (d *decodedRecords) heldRecords(i, at int, from int64, left int) (held int6
 // decodedPending is a decoded partition answer's kept records whose
 // messages are not made yet.
 type decodedPending struct {
-	// answer is a copy of the partition's decoded records, not a pointer
-	// into the response: a batch waiting for its reader pins its own
-	// partition's records only.
+	// answer is a copy of the partition's decoded batch descriptors, not
+	// a pointer into the response's. Uncompressed records still alias the
+	// response's buffer (see record_set_decode.go), which a batch left
+	// waiting for its reader past detachAfter copies out (detach.go).
 	answer    decodedRecords
 	topic     string
 	partition int32
