@@ -118,3 +118,18 @@ func LostPosition(err error) (resume int64, ok bool) {
 	}
 	return 0, false
 }
+
+// topLevelError is the error of a Fetch response's own error code (v7 on),
+// nil for none. It fails the round: every want of it gets the error, as
+// when the request itself failed. The partitions of such a response come
+// back empty, and read as answered they would be fetched again and again
+// without a word; as an error the feed retries what is retriable and
+// otherwise falls back, reported (see feed_retry.go). Kafka sets it for
+// fetch sessions, which these rounds do not open, so a broker sets it
+// only when something is wrong with the request as a whole.
+func topLevelError(code sarama.KError) error {
+	if code == sarama.ErrNoError {
+		return nil
+	}
+	return fmt.Errorf("fetch response: %w", code)
+}

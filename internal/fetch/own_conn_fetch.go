@@ -168,7 +168,11 @@ func (c *ownFetchConn) fetch(req fetchRequestFields, batch []*fetchWant) (*fetch
 	if err != nil {
 		return nil, err
 	}
-	return decodeFetchResponse(body, version)
+	a, err := decodeFetchResponse(body, version)
+	if err == nil {
+		err = topLevelError(a.errCode)
+	}
+	return a, err
 }
 
 // roundTrip sends one Fetch request for batch and returns its response's

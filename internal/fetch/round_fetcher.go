@@ -350,6 +350,9 @@ func (f *roundFetcher) send(broker *sarama.Broker, own bool, batch []*fetchWant)
 		req.AddBlock(w.topic, w.partition, w.offset, w.size, w.epoch)
 	}
 	resp, err := broker.Fetch(req)
+	if err == nil {
+		err = topLevelError(sarama.KError(resp.ErrorCode))
+	}
 	return roundResponse{sarama: resp}, err
 }
 
