@@ -2,6 +2,7 @@ package kazoo
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -105,12 +106,49 @@ func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimRes
 	}
 	if len(reqs) > 1 && cgi.check() == nil && allValid(reqs) {
 		alone = inRounds(len(reqs), func(parts []int) batchRound { return cgi.claimInOneMulti(reqs, parts, out) })
+		alone = cgi.answerHeldByOthers(reqs, alone, out)
 	}
 	each(len(alone), func(i int) {
 		r := reqs[alone[i]]
 		c, err := cgi.Claim(r.Topic, r.Partition)
 		out[alone[i]] = ClaimResult{c, err}
 	})
+}
+
+// answerHeldByOthers reads the owner node of each partition of alone (the
+// reads pipelined on the session) and answers those another instance
+// holds as Claim answers once its create met the node: an error wrapping
+// ErrPartitionClaimedByOther. Nothing is written for them, so nothing can
+// be owned twice; the caller's claim loop watches the node as after
+// Claim. It returns the partitions left to Claim: free, of our id, or not
+// read. A joiner's batch meets every partition still held by the member
+// it takes them from, and one Claim each (a create, an exists, a read)
+// held the batch, and every claim queued behind it, for 100 ms at 256
+// partitions. See docs/coordination.md#claims-and-releases-in-batches.
+func (cgi *ConsumergroupInstance) answerHeldByOthers(reqs []ClaimRequest, alone []int, out []ClaimResult) []int {
+	if len(alone) == 0 {
+		return alone
+	}
+	kz := cgi.kz()
+	answered := make([]bool, len(alone))
+	each(len(alone), func(i int) {
+		r := reqs[alone[i]]
+		owner := kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition)
+		data, stat, err := kz.conn.Get(owner)
+		if err != nil || string(data) == cgi.ID {
+			return // gone, ours (Claim tells which session's), or unread: Claim decides
+		}
+		out[alone[i]] = ClaimResult{Err: fmt.Errorf("%w: %s is owned by %q (session %#x)",
+			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner)}
+		answered[i] = true
+	})
+	left := alone[:0:0]
+	for i, p := range alone {
+		if !answered[i] {
+			left = append(left, p)
+		}
+	}
+	return left
 }
 
 // allValid reports whether every request names a valid topic and
