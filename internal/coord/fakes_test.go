@@ -5,7 +5,10 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/zkgroup/kafka/internal/assign"
 )
 
 // fakeWorker is a Worker that ends at once when stopped (and, as a real
@@ -95,6 +98,37 @@ func testLoop(t *testing.T, id string, workers Workers) *Loop {
 		Report:  func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
 		Metrics: nopMetrics{},
 	})
+}
+
+// startLoop runs a loop of instance "b" (range by id, registering within
+// a second, retrying after RetryCooldown, one second unless cfg says) on
+// the ZooKeeper, topics, workers and signals deps names, with the test's
+// log, reports, registration paths and metrics. Closing stop ends it;
+// done closes once Run returned.
+func startLoop(t *testing.T, cfg Config, deps Deps) (stop, done chan struct{}) {
+	cfg.InstanceID, cfg.Strategy, cfg.RegisterTimeout = "b", assign.RangeByID, time.Second
+	if cfg.RetryCooldown == 0 {
+		cfg.RetryCooldown = time.Second
+	}
+	stop, done = make(chan struct{}), make(chan struct{})
+	deps.Stop = stop
+	deps.Log = slog.New(slog.DiscardHandler)
+	deps.Report = func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) }
+	deps.RegistrationPath = func(id string) string { return "/consumers/g/ids/" + id }
+	deps.Metrics = nopMetrics{}
+	l := New(cfg, deps)
+	go func() { l.Run(); close(done) }()
+	return stop, done
+}
+
+// wantRunning waits until the bubble is idle and fails the test unless
+// fw's running workers are tps (topic/partition, sorted).
+func wantRunning(t *testing.T, fw *fakeWorkers, step string, tps ...string) {
+	t.Helper()
+	synctest.Wait()
+	if got := running(fw); !slices.Equal(got, tps) {
+		t.Fatalf("%s: running %v, want %v", step, got, tps)
+	}
 }
 
 // owned lists the partitions of the running workers.

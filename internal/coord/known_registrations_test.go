@@ -1,13 +1,10 @@
 package coord
 
 import (
-	"log/slog"
-	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -25,26 +22,14 @@ func TestLoopReadsARegistrationAgainOnlyAfterItsWatchFired(t *testing.T) {
 		}
 		zk.set("a", sub("t"))
 		fw := &fakeWorkers{}
-		stop := make(chan struct{})
-		l := New(Config{InstanceID: "b", Strategy: assign.RangeByID, RetryCooldown: time.Second, RegisterTimeout: time.Second, Topics: []string{"t"}}, Deps{
-			ZooKeeper:        zk,
-			Topics:           fixedTopics{"t": {{ID: 0}, {ID: 1}, {ID: 2}, {ID: 3}}},
-			Workers:          fw,
-			Stop:             stop,
-			Log:              slog.New(slog.DiscardHandler),
-			Report:           func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
-			RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
-			Metrics:          nopMetrics{},
+		stop, done := startLoop(t, Config{Topics: []string{"t"}}, Deps{
+			ZooKeeper: zk,
+			Topics:    fixedTopics{"t": {{ID: 0}, {ID: 1}, {ID: 2}, {ID: 3}}},
+			Workers:   fw,
 		})
-		done := make(chan struct{})
-		go func() { l.Run(); close(done) }()
-
 		want := func(step string, tps ...string) {
 			t.Helper()
-			synctest.Wait()
-			if got := running(fw); !slices.Equal(got, tps) {
-				t.Fatalf("%s: running %v, want %v", step, got, tps)
-			}
+			wantRunning(t, fw, step, tps...)
 		}
 		reads := func(step string, id string, n int) {
 			t.Helper()

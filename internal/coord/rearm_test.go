@@ -1,7 +1,6 @@
 package coord
 
 import (
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -195,28 +194,12 @@ func TestLoopRearmsWatches(t *testing.T) {
 		}, wake: make(chan struct{}, 1)}
 		fw := &fakeWorkers{}
 		expired := make(chan struct{}, 1)
-		stop := make(chan struct{})
-		l := New(Config{InstanceID: "b", Strategy: assign.RangeByID, RetryCooldown: time.Second, RegisterTimeout: time.Second, WhiteList: wl}, Deps{
-			ZooKeeper:        zk,
-			Topics:           src,
-			Workers:          fw,
-			Expired:          expired,
-			Stop:             stop,
-			Log:              slog.New(slog.DiscardHandler),
-			Report:           func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
-			RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
-			Metrics:          nopMetrics{},
-		})
-		done := make(chan struct{})
-		go func() { l.Run(); close(done) }()
+		stop, done := startLoop(t, Config{WhiteList: wl}, Deps{ZooKeeper: zk, Topics: src, Workers: fw, Expired: expired})
 		synctest.Wait()
 
 		want := func(step string, tps ...string) {
 			t.Helper()
-			synctest.Wait()
-			if got := running(fw); !slices.Equal(got, tps) {
-				t.Fatalf("%s: running %v, want %v", step, got, tps)
-			}
+			wantRunning(t, fw, step, tps...)
 		}
 		static := func(topics ...string) *kazoo.Registration {
 			sub := map[string]int{}
@@ -307,20 +290,12 @@ func TestLoopSweepsBeforeRestartAndOnWake(t *testing.T) {
 		_ = zk.Register()
 		fw := &heldWorkers{}
 		sweepWake := make(chan struct{}, 1)
-		stop := make(chan struct{})
-		l := New(Config{InstanceID: "b", Strategy: assign.RangeByID, RetryCooldown: 5 * time.Second, RegisterTimeout: time.Second, Topics: []string{"t"}}, Deps{
-			ZooKeeper:        zk,
-			Topics:           fixedTopics{"t": {{ID: 0}, {ID: 1}}},
-			Workers:          fw,
-			SweepWake:        sweepWake,
-			Stop:             stop,
-			Log:              slog.New(slog.DiscardHandler),
-			Report:           func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
-			RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
-			Metrics:          nopMetrics{},
+		stop, done := startLoop(t, Config{RetryCooldown: 5 * time.Second, Topics: []string{"t"}}, Deps{
+			ZooKeeper: zk,
+			Topics:    fixedTopics{"t": {{ID: 0}, {ID: 1}}},
+			Workers:   fw,
+			SweepWake: sweepWake,
 		})
-		done := make(chan struct{})
-		go func() { l.Run(); close(done) }()
 		synctest.Wait()
 		swept := func() []*fakeWorker {
 			fw.mu.Lock()

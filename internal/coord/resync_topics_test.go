@@ -1,14 +1,12 @@
 package coord
 
 import (
-	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -69,25 +67,14 @@ func TestLoopResyncReadsAPartitionListWhoseWatchNeverFired(t *testing.T) {
 		_ = zk.Register()
 		tzk := &silentTopicZooKeeper{parts: []int32{0, 1}}
 		fw := &fakeWorkers{}
-		stop := make(chan struct{})
-		l := New(Config{InstanceID: "b", Strategy: assign.RangeByID, RetryCooldown: time.Second, RegisterTimeout: time.Second, Topics: []string{"t"}}, Deps{
-			ZooKeeper:        zk,
-			Topics:           topics.WithLeaderMoves(topics.NewZooKeeper(tzk, false), func(string, map[int32]int32) {}),
-			Workers:          fw,
-			Stop:             stop,
-			Log:              slog.New(slog.DiscardHandler),
-			Report:           func(topic string, partition int32, err error) { t.Errorf("reported %s/%d: %v", topic, partition, err) },
-			RegistrationPath: func(id string) string { return "/consumers/g/ids/" + id },
-			Metrics:          nopMetrics{},
+		stop, done := startLoop(t, Config{Topics: []string{"t"}}, Deps{
+			ZooKeeper: zk,
+			Topics:    topics.WithLeaderMoves(topics.NewZooKeeper(tzk, false), func(string, map[int32]int32) {}),
+			Workers:   fw,
 		})
-		done := make(chan struct{})
-		go func() { l.Run(); close(done) }()
 		want := func(step string, tps ...string) {
 			t.Helper()
-			synctest.Wait()
-			if got := running(fw); !slices.Equal(got, tps) {
-				t.Errorf("%s: running %v, want %v", step, got, tps)
-			}
+			wantRunning(t, fw, step, tps...)
 		}
 		want("two partitions", "t/0", "t/1")
 
