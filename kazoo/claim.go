@@ -184,9 +184,14 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 		return nil, false, znodeErr("delete", owner, err)
 
 	default:
-		return nil, false, fmt.Errorf("%w: %s is owned by %q (session %#x)",
-			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner)
+		return nil, false, claimedByOther(owner, data, stat)
 	}
+}
+
+// claimedByOther is the error of a claim that met owner held by another
+// instance (data, its id; stat, its node's).
+func claimedByOther(owner string, data []byte, stat *zk.Stat) error {
+	return fmt.Errorf("%w: %s is owned by %q (session %#x)", ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner)
 }
 
 // Release gives up the claim: it deletes the owner node, fenced by the

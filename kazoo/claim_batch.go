@@ -2,7 +2,6 @@ package kazoo
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/go-zookeeper/zk"
@@ -138,8 +137,7 @@ func (cgi *ConsumergroupInstance) answerHeldByOthers(reqs []ClaimRequest, alone 
 		if err != nil || string(data) == cgi.ID {
 			return // gone, ours (Claim tells which session's), or unread: Claim decides
 		}
-		out[alone[i]] = ClaimResult{Err: fmt.Errorf("%w: %s is owned by %q (session %#x)",
-			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner)}
+		out[alone[i]] = ClaimResult{Err: claimedByOther(owner, data, stat)}
 		answered[i] = true
 	})
 	left := alone[:0:0]
