@@ -135,6 +135,13 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 			// The owner left in the middle of the attempt: free now.
 			retryNow = true
 		case errors.Is(err, kazoo.ErrPartitionClaimedByOther):
+			// The attempt read the owner node with a watch: wait on it.
+			var wo *watchedOwner
+			if errors.As(err, &wo) {
+				l.watch = wo.watch
+				l.c.watches.store(l.key, wo.watch)
+				break
+			}
 			// A watch armed earlier (by this loop, an earlier Claim or Keep
 			// round, or a concurrent Claim) that has not fired still covers
 			// the owner node: wait on it rather than arm another.

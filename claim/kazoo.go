@@ -56,8 +56,26 @@ func (r *KazooRegistry) TryClaim(ctx context.Context, topic string, partition in
 	if err != nil {
 		return nil, err
 	}
+	if res.OwnerWatch != nil && res.Err != nil {
+		return nil, &watchedOwner{err: res.Err, watch: res.OwnerWatch}
+	}
 	return res.Claim, res.Err
 }
+
+// watchedOwner is TryClaim's answer for a partition held by another
+// instance when the batch read its owner node with a watch: the claim loop
+// waits on that watch instead of arming another with WatchOwner, which
+// would read the node a second time (at 512 partitions moving at once,
+// 512 reads more for ZooKeeper in the middle of the handoff). It unwraps
+// to the batch's error.
+type watchedOwner struct {
+	err   error
+	watch <-chan kazoo.Event
+}
+
+func (e *watchedOwner) Error() string { return e.err.Error() }
+
+func (e *watchedOwner) Unwrap() error { return e.err }
 
 // WatchOwner implements Registry with Consumergroup.WatchPartitionOwner.
 func (r *KazooRegistry) WatchOwner(ctx context.Context, topic string, partition int32) (string, <-chan kazoo.Event, error) {

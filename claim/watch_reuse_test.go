@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/zkgroup/kafka/kazoo"
 )
 
 // leakConfig runs out of budget quickly, so that many Keep rounds fit in a
@@ -149,6 +151,37 @@ func TestFiredWatchIsReplaced(t *testing.T) {
 		}
 		if n := s.armCount(); n != 2 {
 			t.Errorf("%d watches armed, want 2 (the fired one replaced once)", n)
+		}
+	})
+}
+
+// A TryClaim whose batch read the owner node with a watch (KazooRegistry's
+// watchedOwner) needs no WatchOwner: the loop waits on the batch's watch,
+// which the registry would otherwise arm with a second read of the node,
+// and claims the moment it fires.
+func TestWatchFromTheClaimAttemptIsUsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fired := make(chan kazoo.Event, 1)
+		held := &watchedOwner{err: claimedByOther("A"), watch: fired}
+		reg := newScripted(t,
+			tryClaim(nil, held),
+			tryClaim(ourClaim(2), nil),
+		)
+		c := newClaimer(t, reg, testConfig())
+		go func() {
+			time.Sleep(50 * time.Millisecond) // before the first backoff tick (100ms)
+			fired <- kazoo.Event{Type: kazoo.EventNodeDeleted}
+		}()
+		start := time.Now()
+		pc, err := c.Claim(t.Context(), testTopic, testPartition)
+		if err != nil || pc == nil {
+			t.Fatalf("Claim: %v, %v", pc, err)
+		}
+		if d := time.Since(start); d != 50*time.Millisecond {
+			t.Errorf("claimed after %v, want 50ms (when the batch's watch fired)", d)
+		}
+		if st := c.Stats(); st.WatchWakeups != 1 {
+			t.Errorf("stats %+v, want 1 watch wake-up", st)
 		}
 	})
 }

@@ -73,6 +73,11 @@ type ClaimRequest struct {
 type ClaimResult struct {
 	Claim *PartitionClaim
 	Err   error
+	// OwnerWatch, when not nil, is a watch the batch armed on the owner
+	// node while it read it, with Err wrapping ErrPartitionClaimedByOther:
+	// it fires when that node changes or goes, as WatchPartitionOwner's
+	// does, so the caller need not read the node again to wait for it.
+	OwnerWatch <-chan Event
 }
 
 // ClaimBatch claims each partition of reqs, as Claim does, and returns
@@ -110,7 +115,7 @@ func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimRes
 	each(len(alone), func(i int) {
 		r := reqs[alone[i]]
 		c, err := cgi.Claim(r.Topic, r.Partition)
-		out[alone[i]] = ClaimResult{c, err}
+		out[alone[i]] = ClaimResult{Claim: c, Err: err}
 	})
 }
 
@@ -118,9 +123,10 @@ func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimRes
 // reads pipelined on the session) and answers those another instance
 // holds as Claim answers once its create met the node: an error wrapping
 // ErrPartitionClaimedByOther. Nothing is written for them, so nothing can
-// be owned twice; the caller's claim loop watches the node as after
-// Claim. It returns the partitions left to Claim: free, of our id, or not
-// read. A joiner's batch meets every partition still held by the member
+// be owned twice. Each read arms a watch on the node, passed on with the
+// answer (ClaimResult.OwnerWatch), so the caller's claim loop waits on it
+// instead of reading the node again. It returns the partitions left to
+// Claim: free, of our id, or not read. A joiner's batch meets every partition still held by the member
 // it takes them from, and one Claim each (a create, an exists, a read)
 // held the batch, and every claim queued behind it, for 100 ms at 256
 // partitions. See docs/coordination.md#claims-and-releases-in-batches.
@@ -133,11 +139,11 @@ func (cgi *ConsumergroupInstance) answerHeldByOthers(reqs []ClaimRequest, alone 
 	each(len(alone), func(i int) {
 		r := reqs[alone[i]]
 		owner := kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition)
-		data, stat, err := kz.conn.Get(owner)
+		data, stat, watch, err := kz.conn.GetW(owner)
 		if err != nil || string(data) == cgi.ID {
 			return // gone, ours (Claim tells which session's), or unread: Claim decides
 		}
-		out[alone[i]] = ClaimResult{Err: claimedByOther(owner, data, stat)}
+		out[alone[i]] = ClaimResult{Err: claimedByOther(owner, data, stat), OwnerWatch: watch}
 		answered[i] = true
 	})
 	left := alone[:0:0]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // A batch that meets partitions still held by another instance (a joiner
@@ -43,6 +44,9 @@ func TestIntegrationBatchAnswersHeldPartitionsFromOneRead(t *testing.T) {
 				t.Fatalf("partition %d held by b: %+v, want ErrPartitionClaimedByOther", p, r)
 			}
 			e.assertOwner("g", "t", int32(p), "b", kzB)
+			if r.OwnerWatch == nil {
+				t.Fatalf("partition %d held by b: no owner watch with the answer", p)
+			}
 			continue
 		}
 		if r.Err != nil || r.Claim.Epoch != e.epoch("g", "t", int32(p)) {
@@ -56,5 +60,17 @@ func TestIntegrationBatchAnswersHeldPartitionsFromOneRead(t *testing.T) {
 	}
 	for _, c := range bClaims {
 		cgNoErr(t, b.Release(c))
+	}
+	// Each held partition's answer carries a watch on its owner node:
+	// b's release fires it.
+	for p := range held {
+		select {
+		case ev := <-results[p].OwnerWatch:
+			if ev.Type != EventNodeDeleted {
+				t.Errorf("partition %d: owner watch fired %v, want the node's deletion", p, ev.Type)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("partition %d: the owner watch did not fire after b's release", p)
+		}
 	}
 }
