@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 )
@@ -17,6 +18,7 @@ type scaleEvent struct {
 	partition int32
 	err       string // the record's err attribute, if any
 	offset    int64  // the record's offset attribute; -1 if none
+	rest      string // with keepAll, every other attribute, key=value, for the dump
 }
 
 // eventLog is a slog.Handler that keeps the records of one instance in
@@ -26,6 +28,9 @@ type scaleEvent struct {
 type eventLog struct {
 	rec   *eventRecords
 	attrs []slog.Attr
+	// keepAll keeps every attribute of a record for the dump
+	// (ZKGROUP_SCALE_DUMP), not only those the breakdown reads.
+	keepAll bool
 }
 
 type eventRecords struct {
@@ -33,7 +38,9 @@ type eventRecords struct {
 	events []scaleEvent
 }
 
-func newEventLog() *eventLog { return &eventLog{rec: &eventRecords{}} }
+func newEventLog() *eventLog {
+	return &eventLog{rec: &eventRecords{}, keepAll: os.Getenv("ZKGROUP_SCALE_DUMP") != ""}
+}
 
 func (l *eventLog) logger() *slog.Logger { return slog.New(l) }
 
@@ -53,6 +60,10 @@ func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
 			e.offset = a.Value.Int64()
 		case "err":
 			e.err = a.Value.String()
+		default:
+			if l.keepAll {
+				e.rest += " " + a.Key + "=" + a.Value.String()
+			}
 		}
 		return true
 	}
@@ -68,7 +79,7 @@ func (l *eventLog) Handle(_ context.Context, r slog.Record) error {
 
 // WithAttrs implements slog.Handler.
 func (l *eventLog) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &eventLog{rec: l.rec, attrs: append(append([]slog.Attr(nil), l.attrs...), attrs...)}
+	return &eventLog{rec: l.rec, attrs: append(append([]slog.Attr(nil), l.attrs...), attrs...), keepAll: l.keepAll}
 }
 
 // WithGroup implements slog.Handler; groups are flattened.
@@ -124,7 +135,7 @@ func (l *eventLog) dump(since time.Time) []string {
 	var out []string
 	for _, e := range l.rec.events {
 		if !e.at.Before(since) {
-			out = append(out, fmt.Sprintf("%v %s %s/%d %s", e.at.Sub(since), e.msg, e.topic, e.partition, e.err))
+			out = append(out, fmt.Sprintf("%v %s %s/%d %s%s", e.at.Sub(since), e.msg, e.topic, e.partition, e.err, e.rest))
 		}
 	}
 	return out
