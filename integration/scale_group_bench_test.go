@@ -203,6 +203,10 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		go func() { defer wg.Done(); closeGroup(b, m.cg); <-m.done }()
 	}
 	wg.Wait()
+	// The group's nodes would grow ZooKeeper's tree for every later run.
+	if err := zkClient(b).Consumergroup(group).Delete(); err != nil {
+		b.Logf("delete group %s: %v", group, err)
+	}
 }
 
 // infoOnly passes on the records of level Info and above.

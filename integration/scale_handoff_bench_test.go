@@ -201,6 +201,12 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	wg.Wait()
 	<-ownerDone
 	<-joinerDone
+	// Each run's group leaves thousands of nodes (owners, offsets,
+	// epochs): kept, they grow ZooKeeper's tree and its snapshots run
+	// after run, and every later run measures a slower server.
+	if err := zkClient(b).Consumergroup(group).Delete(); err != nil {
+		b.Logf("delete group %s: %v", group, err)
+	}
 
 	if dir := os.Getenv("ZKGROUP_SCALE_DUMP"); dir != "" { // every record of both, for a closer look
 		for name, l := range map[string]*eventLog{"owner": ownerLog, "joiner": joinerLog} {
