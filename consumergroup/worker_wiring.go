@@ -46,11 +46,6 @@ func (cg *ConsumerGroup) workerConfig() worker.Config {
 		cfg.InitialInterval = c.Claim.InitialInterval
 		cfg.MaxInterval = c.Claim.MaxInterval
 		cfg.Initial = c.Offsets.Initial
-		if !c.Offsets.Storage.usesKafka() {
-			// Every commit carries the epoch check: the claim watch may
-			// wait for the first hand-out (see worker.Config).
-			cfg.ClaimWatchDelay = worker.DefaultClaimWatchDelay
-		}
 	}
 	return cfg
 }

@@ -14,15 +14,6 @@ import (
 // business; this only bounds how often the watch retries.
 const claimWatchRetry = 200 * time.Millisecond
 
-// handedOut notes a message handed out: the first one of the claim arms
-// its watch (see watchClaim).
-func (w *Worker) handedOut() {
-	if w.firstOut != nil {
-		close(w.firstOut)
-		w.firstOut = nil
-	}
-}
-
 // watchClaim follows the worker's claim until stop is closed and stops the
 // worker the moment the claim ends: the owner node deleted (by an operator,
 // say), the epoch moved (another claim, a reset), or the epoch node created
@@ -34,27 +25,7 @@ func (w *Worker) handedOut() {
 //
 // stop is closed before the worker releases the claim itself, so its own
 // release is never taken for a loss.
-//
-// With Config.ClaimWatchDelay, the watch is armed once the claim's first
-// message is handed out (first closed), or that long after the offset
-// read, whichever comes first: its two reads go to the session's queue,
-// and in a rebalance that claims hundreds of partitions they would queue
-// ahead of the next batch's claims and offset reads. A loss meanwhile is
-// still found when the watch is armed (its read sees the moved epoch or
-// the node gone), and every commit is fenced by the epoch all along. See
-// docs/worker.md, "The claim watch".
-func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, first, stop <-chan struct{}) {
-	if d := w.cfg.ClaimWatchDelay; d > 0 {
-		delay := time.NewTimer(d)
-		select {
-		case <-stop:
-			delay.Stop()
-			return
-		case <-first:
-		case <-delay.C:
-		}
-		delay.Stop()
-	}
+func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
 	for {
 		// Both watches, not WatchClaim's merged channel: that costs a
 		// goroutine per owned partition, beside this one.

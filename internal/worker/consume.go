@@ -24,8 +24,7 @@ func (w *Worker) consumePartition() Event {
 	owned := w.deps.Offsets.Adopt(offsets.TopicPartition(w.tp), w.claim, stored, w)
 	w.owned = owned
 	w.stopWatch = make(chan struct{})
-	w.firstOut = make(chan struct{})
-	go w.watchClaim(w.claim, owned, w.firstOut, w.stopWatch)
+	go w.watchClaim(w.claim, owned, w.stopWatch)
 	w.alignStores(owned, stored)
 	sink := w.deps.Sink()
 	if w.out, w.readerGone = sink.Open(w, owned, stored.Start()); w.out == nil {
@@ -349,7 +348,6 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 		delivered, stale := w.deps.Gate.SendIf(wake, out, m, valid)
 		switch {
 		case delivered:
-			w.handedOut()
 			delete(w.unhanded, m.Offset)
 			owned.Delivered(m.Offset)
 			last = m.Offset

@@ -35,17 +35,7 @@ type Config struct {
 	// Initial is where a partition without a stored offset starts
 	// (Offsets.Initial: sarama.OffsetOldest or sarama.OffsetNewest).
 	Initial int64
-	// ClaimWatchDelay is how long a claim's watch may wait for the first
-	// hand-out before it is armed (see watchClaim); 0 arms it at once.
-	// Only offsets whose every commit carries the epoch check (ZooKeeper
-	// alone) may wait: with Kafka's, the watch stands in for that check
-	// (docs/kafka-offsets.md).
-	ClaimWatchDelay time.Duration
 }
-
-// DefaultClaimWatchDelay is the ClaimWatchDelay of a group storing its
-// offsets in ZooKeeper alone.
-const DefaultClaimWatchDelay = 100 * time.Millisecond
 
 // Deps is what a worker works with, each behind the interface of what it
 // uses.

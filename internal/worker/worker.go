@@ -54,7 +54,6 @@ type Worker struct {
 	owned         *offsets.Partition    // the tracked offsets, once read
 	sink          Sink                  // open while messages may be handed out
 	stopWatch     chan struct{}         // ends the claim watch
-	firstOut      chan struct{}         // closed at the claim's first hand-out (see handedOut); nil after
 	drainDeadline time.Time             // Offsets.ProcessingTimeout from the drain's start
 	drainErr      error                 // the drain's timeout, reported with the final commit
 	spcClosed     chan struct{}         // closed once the last partition consumer is closed
