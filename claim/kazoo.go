@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 
+	"github.com/zkgroup/kafka/internal/coalesce"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -23,8 +24,8 @@ import (
 type KazooRegistry struct {
 	group    *kazoo.Consumergroup
 	instance *kazoo.ConsumergroupInstance
-	claims   *coalescer[kazoo.ClaimRequest, kazoo.ClaimResult]
-	releases *coalescer[*kazoo.PartitionClaim, error]
+	claims   *coalesce.Coalescer[kazoo.ClaimRequest, kazoo.ClaimResult]
+	releases *coalesce.Coalescer[*kazoo.PartitionClaim, error]
 }
 
 // NewKazooRegistry returns the Registry of instance instanceID of group.
@@ -40,8 +41,8 @@ func NewKazooRegistryFor(group *kazoo.Consumergroup, instance *kazoo.Consumergro
 	return &KazooRegistry{
 		group:    group,
 		instance: instance,
-		claims:   newCoalescer(kazoo.MaxBatch, instance.ClaimBatch),
-		releases: newCoalescer(kazoo.MaxBatch, instance.ReleaseBatch),
+		claims:   coalesce.New(kazoo.MaxBatch, instance.ClaimBatch),
+		releases: coalesce.New(kazoo.MaxBatch, instance.ReleaseBatch),
 	}
 }
 
@@ -52,7 +53,7 @@ func (r *KazooRegistry) TryClaim(ctx context.Context, topic string, partition in
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := r.claims.do(ctx, kazoo.ClaimRequest{Topic: topic, Partition: partition})
+	res, err := r.claims.Do(ctx, kazoo.ClaimRequest{Topic: topic, Partition: partition})
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (r *KazooRegistry) Release(ctx context.Context, c *kazoo.PartitionClaim) er
 		return err
 	}
 	return untilDone(ctx, func() error {
-		err, werr := r.releases.do(ctx, c)
+		err, werr := r.releases.Do(ctx, c)
 		if werr != nil {
 			return werr // withdrawn unsent
 		}

@@ -5,9 +5,9 @@ import "slices"
 // A batch's Multi is refused as a whole when one partition's operation
 // fails, and ZooKeeper names only that first failure: the operations
 // before it report OK (they would have applied), those after it are not
-// checked. The partition a refusal names goes alone through Claim or
-// Release; the rest is sent again as one Multi, for as long as that
-// pays. See docs/coordination.md#claims-and-releases-in-batches.
+// checked. The partition a refusal names goes alone through Claim,
+// Release or CommitOffsetFenced; the rest is sent again as one Multi, for
+// as long as that pays. See docs/coordination.md#claims-and-releases-in-batches.
 
 // maxBatchRefusals bounds the refusals after which a batch stops being
 // sent again (one last Multi of the partitions shown to apply may follow,

@@ -41,7 +41,7 @@ const (
 	// stepReleaseRead: a release read the owner node as ours; its fenced
 	// delete has not been sent yet. A competitor may claim here.
 	stepReleaseRead
-	// stepBatchSend: a batch's Multi of claims or releases is about to be
+	// stepBatchSend: a batch's Multi of claims, releases or commits is about to be
 	// sent. Returning an error refuses it without naming a partition.
 	stepBatchSend
 	// stepResetRead: a reset looked up a partition's offset and epoch nodes;

@@ -62,6 +62,10 @@
 //     partition's node sends that partition through Claim or Release
 //     alone and the rest again as one Multi, a bounded number of times;
 //     any other refusal sends each partition left alone.
+//   - CommitOffsetsFenced sends many partitions' fenced commits in one
+//     Multi, each the pair of its own CommitOffsetFenced, and refused
+//     ones alone as above; a Multi without an answer gives each commit
+//     in it that error (in doubt), never a second send.
 //   - Reset (ResetOffsets): each offset node is deleted in one Multi with a
 //     bump of the partition's epoch, so every owner loses its claim, claims
 //     again and reads the offset afresh. ResetOffset and ResetOffsetsTo set

@@ -1,9 +1,11 @@
 package offsets
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"github.com/zkgroup/kafka/internal/coalesce"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -25,32 +27,45 @@ type Registry interface {
 
 // KazooRegistry is the Registry of group's offset nodes in ZooKeeper,
 // fenced writes made as the instance that instance returns when called.
+// Concurrent fenced commits are batched: those that arrive while one is
+// in flight go together in the next call of the instance's
+// CommitOffsetsFenced, each with its own fences and its own answer
+// (docs/coordination.md#offset-commits-in-batches). instance is called
+// once per batch.
 func KazooRegistry(group *kazoo.Consumergroup, instance func() *kazoo.ConsumergroupInstance) Registry {
-	return kazooRegistry{group: group, instance: instance}
+	r := &kazooRegistry{group: group, instance: instance}
+	r.commits = coalesce.New(kazoo.MaxBatch, func(reqs []kazoo.OffsetCommitRequest) []kazoo.OffsetCommitResult {
+		return r.instance().CommitOffsetsFenced(reqs)
+	})
+	return r
 }
 
 type kazooRegistry struct {
 	group    *kazoo.Consumergroup
 	instance func() *kazoo.ConsumergroupInstance
+	commits  *coalesce.Coalescer[kazoo.OffsetCommitRequest, kazoo.OffsetCommitResult]
 }
 
-func (r kazooRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
+func (r *kazooRegistry) FetchOffsetVersion(topic string, partition int32) (int64, int32, error) {
 	return r.group.FetchOffsetVersion(topic, partition)
 }
 
-func (r kazooRegistry) CommitOffset(topic string, partition int32, next int64) error {
+func (r *kazooRegistry) CommitOffset(topic string, partition int32, next int64) error {
 	return r.group.CommitOffset(topic, partition, next)
 }
 
-func (r kazooRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
-	return r.instance().CommitOffsetFenced(c, next, version)
+// CommitOffsetFenced waits for its batch's answer, as a single commit
+// waited for its reply: Registry's calls take no ctx.
+func (r *kazooRegistry) CommitOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) (int32, error) {
+	res, _ := r.commits.Do(context.Background(), kazoo.OffsetCommitRequest{Claim: c, Offset: next, ExpectedVersion: version})
+	return res.NewVersion, res.Err
 }
 
-func (r kazooRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
+func (r *kazooRegistry) RewindOffsetFenced(c *kazoo.PartitionClaim, next int64, version int32) error {
 	return r.instance().RewindOffsetFenced(c, next, version)
 }
 
-func (r kazooRegistry) ResetOffsets() error { return r.group.ResetOffsets() }
+func (r *kazooRegistry) ResetOffsets() error { return r.group.ResetOffsets() }
 
 // Metrics receives what the committer measures.
 type Metrics interface {

@@ -1,22 +1,26 @@
-package claim
+// Package coalesce runs concurrent calls in batches, as a group commit
+// does: the claims, releases and fenced offset commits of a rebalance go
+// to ZooKeeper in a few transactions instead of one each
+// (docs/coordination.md#claims-and-releases-in-batches).
+package coalesce
 
 import (
 	"context"
 	"sync"
 )
 
-// coalescer runs concurrent calls in batches, as a group commit does: a
+// Coalescer runs concurrent calls in batches, as a group commit does: a
 // call that finds nothing in flight runs at once, alone; calls that arrive
 // while a batch is in flight queue, and the next batch takes them all (up
 // to max). A lone caller waits no longer than before, and a rebalance that
-// claims or releases hundreds of partitions at once sends a few requests
-// instead of hundreds (docs/coordination.md#claims-and-releases-in-batches).
+// claims, commits or releases hundreds of partitions at once sends a few
+// requests instead of hundreds.
 //
 // It starts no goroutine: the caller at the head of the queue runs the
 // batch, then hands the lead to the head of the next one. A queued call
 // whose ctx ends before a batch takes it is withdrawn, never run; once
 // taken, it waits for its batch, which is never abandoned.
-type coalescer[In, Out any] struct {
+type Coalescer[In, Out any] struct {
 	run func([]In) []Out // one answer per input, in order
 	max int              // the most inputs in one batch
 
@@ -36,17 +40,19 @@ const (
 type pending[In, Out any] struct {
 	in    In
 	out   Out
-	state pendingState  // under the coalescer's mu
+	state pendingState  // under the Coalescer's mu
 	wake  chan struct{} // a token when it leads, or its batch is done
 }
 
-func newCoalescer[In, Out any](max int, run func([]In) []Out) *coalescer[In, Out] {
-	return &coalescer[In, Out]{run: run, max: max}
+// New returns a Coalescer that runs batches of at most max calls through
+// run, which must return one answer per input, in order.
+func New[In, Out any](max int, run func([]In) []Out) *Coalescer[In, Out] {
+	return &Coalescer[In, Out]{run: run, max: max}
 }
 
-// do runs in in a batch and returns its answer, or ctx's error if ctx
+// Do runs in in a batch and returns its answer, or ctx's error if ctx
 // ended while the call was still queued (it was then never run).
-func (c *coalescer[In, Out]) do(ctx context.Context, in In) (Out, error) {
+func (c *Coalescer[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	p := &pending[In, Out]{in: in, wake: make(chan struct{}, 1)}
 	c.mu.Lock()
 	c.queue = append(c.queue, p)
@@ -82,7 +88,7 @@ func (c *coalescer[In, Out]) do(ctx context.Context, in In) (Out, error) {
 }
 
 // withdraw removes p, still queued, from the queue; c.mu is held.
-func (c *coalescer[In, Out]) withdraw(p *pending[In, Out]) {
+func (c *Coalescer[In, Out]) withdraw(p *pending[In, Out]) {
 	for i, q := range c.queue {
 		if q == p {
 			c.queue = append(c.queue[:i], c.queue[i+1:]...)
@@ -93,7 +99,7 @@ func (c *coalescer[In, Out]) withdraw(p *pending[In, Out]) {
 
 // runBatch runs the head of the queue (up to max calls) as one batch,
 // answers them, and hands the lead to the next call queued, if any.
-func (c *coalescer[In, Out]) runBatch() {
+func (c *Coalescer[In, Out]) runBatch() {
 	c.mu.Lock()
 	n := min(len(c.queue), c.max)
 	batch := make([]*pending[In, Out], n)

@@ -1,4 +1,4 @@
-package claim
+package coalesce
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (g *gatedRun) seen() [][]int {
 }
 
 // waitQueued waits until n calls are queued behind the batch in flight.
-func waitQueued[In, Out any](t *testing.T, c *coalescer[In, Out], n int) {
+func waitQueued[In, Out any](t *testing.T, c *Coalescer[In, Out], n int) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		c.mu.Lock()
@@ -56,11 +56,11 @@ func waitQueued[In, Out any](t *testing.T, c *coalescer[In, Out], n int) {
 	}
 }
 
-// doAsync runs c.do(ctx, in) in a goroutine and returns its answer's channel.
-func doAsync(ctx context.Context, c *coalescer[int, int], in int) <-chan [2]any {
+// doAsync runs c.Do(ctx, in) in a goroutine and returns its answer's channel.
+func doAsync(ctx context.Context, c *Coalescer[int, int], in int) <-chan [2]any {
 	out := make(chan [2]any, 1)
 	go func() {
-		v, err := c.do(ctx, in)
+		v, err := c.Do(ctx, in)
 		out <- [2]any{v, err}
 	}()
 	return out
@@ -69,9 +69,9 @@ func doAsync(ctx context.Context, c *coalescer[int, int], in int) <-chan [2]any 
 func TestCoalescerRunsALoneCallAtOnce(t *testing.T) {
 	g := newGatedRun()
 	g.release <- struct{}{}
-	c := newCoalescer(8, g.run)
-	if v, err := c.do(context.Background(), 7); v != 70 || err != nil {
-		t.Fatalf("do(7) = %d, %v; want 70, nil", v, err)
+	c := New(8, g.run)
+	if v, err := c.Do(context.Background(), 7); v != 70 || err != nil {
+		t.Fatalf("Do(7) = %d, %v; want 70, nil", v, err)
 	}
 	if got := g.seen(); !slices.EqualFunc(got, [][]int{{7}}, slices.Equal) {
 		t.Fatalf("batches %v, want [[7]]", got)
@@ -80,7 +80,7 @@ func TestCoalescerRunsALoneCallAtOnce(t *testing.T) {
 
 func TestCoalescerBatchesTheCallsQueuedBehindABatchInFlight(t *testing.T) {
 	g := newGatedRun()
-	c := newCoalescer(3, g.run)
+	c := New(3, g.run)
 	first := doAsync(context.Background(), c, 1)
 	<-g.started
 	var rest []<-chan [2]any
@@ -130,7 +130,7 @@ func TestCoalescerCallWhoseContextEnds(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newGatedRun()
-			c := newCoalescer(8, g.run)
+			c := New(8, g.run)
 			first := doAsync(context.Background(), c, 1)
 			<-g.started
 			ctx, cancel := context.WithCancel(context.Background())
