@@ -106,13 +106,17 @@ func (s *feedSource) Close() error { return s.p.closed(s.feed.stop()) }
 
 // feedFetch is a feed's fetch of one partition: a busy fetch through busy
 // (answered at once), an idle one through idle (long-polled), keeping every
-// message of the answer.
+// message of the answer. Its first call is the feed's first fetch (see
+// fetchWant.first); one feed calls it, from one goroutine.
 func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
+	first := true
 	return func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		f := busy
 		if !isBusy {
 			f = idle
 		}
-		return f.fetchUnparsed(ctx, topic, partition, offset, math.MaxInt, size)
+		r := f.fetchUnparsed(ctx, topic, partition, offset, math.MaxInt, size, first && isBusy)
+		first = false
+		return r
 	}
 }

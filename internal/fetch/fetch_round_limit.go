@@ -25,3 +25,37 @@ func withinResponseLimit(wants []*fetchWant, maxBytes int32) (round, later []*fe
 	}
 	return wants, nil
 }
+
+// ridersOf splits the wants a round's byte count left out into those that
+// ride along the round anyway, feeds' first fetches (marked rides), and the
+// rest. A first fetch asks for Consumer.Fetch.Default but usually holds
+// far less: counting it whole would send a rebalance's hundreds of gained
+// partitions in rounds of a few dozen, one after another. Riders come after
+// the counted wants, and a round that carries them asks the broker for at
+// most busyRoundBytes in all (see roundMaxBytes): the broker fills the
+// counted wants first, riders get what is left, and a rider left without
+// records is fetched again (see answer). See docs/batch-feed.md, "Half
+// rounds".
+func ridersOf(wants []*fetchWant) (riders, rest []*fetchWant) {
+	for _, w := range wants {
+		if w.first {
+			w.rides = true
+			riders = append(riders, w)
+		} else {
+			rest = append(rest, w)
+		}
+	}
+	return riders, rest
+}
+
+// roundMaxBytes is the response limit of a round of batch: busyRoundBytes
+// when riders are aboard (they add to the round's count what the limit
+// then bounds), Consumer.Fetch.MaxBytes otherwise.
+func roundMaxBytes(conf *sarama.Config, batch []*fetchWant) int32 {
+	for _, w := range batch {
+		if w.rides {
+			return busyRoundBytes(conf)
+		}
+	}
+	return conf.Consumer.Fetch.MaxBytes
+}

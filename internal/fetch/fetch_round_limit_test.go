@@ -1,6 +1,11 @@
 package fetch
 
-import "testing"
+import (
+	"context"
+	"testing"
+
+	"github.com/IBM/sarama"
+)
 
 // TestWithinResponseLimit: a round takes wants while their fetch sizes fit
 // the response limit, always at least one, and leaves the rest in order.
@@ -33,5 +38,87 @@ func TestWithinResponseLimit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// firstFetches is a want for each of partitions at offset 0 of t, with a
+// fetch size of 1 MiB; first says they are feeds' first fetches.
+func firstFetches(first bool, partitions ...int32) []*fetchWant {
+	var wants []*fetchWant
+	for _, p := range partitions {
+		wants = append(wants, &fetchWant{ctx: context.Background(), topic: "t", partition: p, size: 1 << 20, limit: 100,
+			first: first, done: make(chan fetchResult, 1)})
+	}
+	return wants
+}
+
+// riderFetcher is starvedFetcher for the batch feed, with a response limit
+// of 2 MiB: a busy round counts 1 MiB, one partition at its 1 MiB fetch
+// size.
+func riderFetcher(t *testing.T, responses ...any) (*roundFetcher, *sarama.MockBroker) {
+	f, broker := starvedFetcher(t, responses...)
+	f.env.config.Batches = true
+	f.env.config.Consumer.Fetch.MaxBytes = 2 << 20
+	return f, broker
+}
+
+// fetchRequests returns the fetch requests broker received, in order.
+func fetchRequests(broker *sarama.MockBroker) []*sarama.FetchRequest {
+	var out []*sarama.FetchRequest
+	for _, rr := range broker.History() {
+		if req, ok := rr.Request.(*sarama.FetchRequest); ok {
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
+// Feeds' first fetches beyond a round's byte count ride along it, under a
+// response limit of the round's count, instead of waiting a round each: a
+// rebalance that gains hundreds of partitions fetches them in one round,
+// not in rounds of a few dozen. Other wants still wait for their round.
+func TestFirstFetchesRideAlongTheRound(t *testing.T) {
+	f, broker := riderFetcher(t, starvedResponse([]int32{0, 1, 2}, nil))
+	answers, rounds := runWants(t, f, broker, firstFetches(true, 0, 1, 2))
+	for p := int32(0); p < 3; p++ {
+		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
+			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
+		}
+	}
+	if rounds != 1 {
+		t.Errorf("%d rounds for three first fetches, want 1", rounds)
+	}
+	if reqs := fetchRequests(broker); len(reqs) > 0 && reqs[0].MaxBytes != 1<<20 {
+		t.Errorf("a round with riders asks for %d bytes, want the round's count, %d", reqs[0].MaxBytes, 1<<20)
+	}
+
+	f, broker = riderFetcher(t, starvedResponse([]int32{0}, nil), starvedResponse([]int32{1}, nil), starvedResponse([]int32{2}, nil))
+	if _, rounds := runWants(t, f, broker, firstFetches(false, 0, 1, 2)); rounds != 3 {
+		t.Errorf("%d rounds for three later fetches of 1 MiB under a count of 1 MiB, want 3", rounds)
+	}
+	if reqs := fetchRequests(broker); len(reqs) > 0 && reqs[0].MaxBytes != 2<<20 {
+		t.Errorf("a round without riders asks for %d bytes, want Consumer.Fetch.MaxBytes, %d", reqs[0].MaxBytes, 2<<20)
+	}
+}
+
+// A rider the response's limit left without records is fetched again, and
+// not counted as starved: it never goes alone, and never reads as an empty
+// batch (errNoRecordsBelowMark) for being a rider.
+func TestStarvedRiderIsFetchedAgain(t *testing.T) {
+	f, broker := riderFetcher(t,
+		starvedResponse([]int32{0, 1}, []int32{2}),
+		starvedResponse([]int32{2}, nil))
+	wants := firstFetches(true, 0, 1, 2)
+	answers, rounds := runWants(t, f, broker, wants)
+	for p := int32(0); p < 3; p++ {
+		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
+			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
+		}
+	}
+	if rounds != 2 {
+		t.Errorf("%d rounds, want 2 (all three; the starved rider again)", rounds)
+	}
+	if wants[2].starved != 0 || wants[2].rides {
+		t.Errorf("the starved rider: starved %d, rides %v; want 0 and false", wants[2].starved, wants[2].rides)
 	}
 }

@@ -27,9 +27,19 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 			break
 		}
 	}
-	var starved []*fetchWant
+	var starved, again []*fetchWant
 	for i, w := range batch {
 		r := results[i]
+		if w.rides {
+			w.rides = false
+			if errors.Is(r.err, errNoRecordsBelowMark) {
+				// Beyond the round's byte count, the response's limit may
+				// have left it nothing: fetched again, never counted as
+				// starved (see ridersOf).
+				again = append(again, w)
+				continue
+			}
+		}
 		if len(batch) > 1 && w.starved < starvedAlone && errors.Is(r.err, errNoRecordsBelowMark) {
 			if fed {
 				w.starved++
@@ -41,12 +51,13 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 		}
 		w.done <- r
 	}
-	if len(starved) == 0 {
+	if len(starved) == 0 && len(again) == 0 {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.starved[id] = append(f.starved[id], starved...)
+	f.pending[id] = append(again, f.pending[id]...)
 }
 
 // nextRound takes the wants of broker id's next round: starved wants first
@@ -60,8 +71,10 @@ func (f *roundFetcher) nextRound(id int32) []*fetchWant {
 	}
 	batch, rest = takeDistinct(f.pending[id])
 	if !f.longPoll && f.env.config.Batches {
-		var later []*fetchWant
+		var later, riders []*fetchWant
 		batch, later = withinResponseLimit(batch, busyRoundBytes(f.env.config.Config))
+		riders, later = ridersOf(later)
+		batch = append(batch, riders...)
 		rest = append(later, rest...)
 	}
 	f.pending[id] = rest
@@ -105,6 +118,7 @@ func (f *roundFetcher) isolate(id int32, batch []*fetchWant) {
 	defer f.mu.Unlock()
 	for _, w := range batch {
 		w.starved = starvedAlone // takeStarved sends it alone
+		w.rides = false
 	}
 	f.starved[id] = append(batch, f.starved[id]...)
 }

@@ -45,17 +45,23 @@ func starvedFetcher(t *testing.T, responses ...any) (*roundFetcher, *sarama.Mock
 // all). It returns the answers by partition and the number of rounds.
 func runRound(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, partitions ...int32) (map[int32]fetchResult, int) {
 	t.Helper()
+	var wants []*fetchWant
+	for _, p := range partitions {
+		wants = append(wants, &fetchWant{ctx: context.Background(), topic: "t", partition: p, offset: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)})
+	}
+	return runWants(t, f, broker, wants)
+}
+
+// runWants is runRound with wants of the caller's making (of t's
+// partitions, at offset 0).
+func runWants(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, wants []*fetchWant) (map[int32]fetchResult, int) {
+	t.Helper()
 	leader, err := f.env.client.Leader("t", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wants []*fetchWant
 	f.mu.Lock()
-	for _, p := range partitions {
-		w := &fetchWant{ctx: context.Background(), topic: "t", partition: p, offset: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
-		wants = append(wants, w)
-		f.pending[1] = append(f.pending[1], w)
-	}
+	f.pending[1] = append(f.pending[1], wants...)
 	f.leaders[1] = leader
 	f.inFlight[1] = true
 	f.mu.Unlock()

@@ -57,6 +57,13 @@ type fetchWant struct {
 	limit     int              // messages kept at most (at least one)
 	done      chan fetchResult // buffered: the fetcher never blocks on it
 	starved   int              // rounds whose byte limit left it without records (see answer)
+	// first says this is the first fetch of a batch feed: how much the
+	// partition holds is not known yet, and it may ride along a round
+	// beyond the round's byte count (see ridersOf).
+	first bool
+	// rides says the want rides along its round (see ridersOf); set and
+	// cleared by the round's loop.
+	rides bool
 }
 
 type fetchResult struct {
@@ -160,15 +167,15 @@ func (f *roundFetcher) fetchUpTo(ctx context.Context, topic string, partition in
 // move was reported (see Engine.LeadersMoved) or the answer was a leader
 // error, it fetches again from the new one, up to maxMovesPerFetch times.
 func (f *roundFetcher) fetchSized(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
-	r := f.fetchUnparsed(ctx, topic, partition, offset, limit, size)
+	r := f.fetchUnparsed(ctx, topic, partition, offset, limit, size, false)
 	r.parse()
 	return r
 }
 
 // fetchUnparsed is fetchSized leaving the messages to be made (see
 // fetchResult.parse): a batch feed's Source makes them as it hands them
-// out.
-func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32) fetchResult {
+// out. first says it is the feed's first fetch (see fetchWant.first).
+func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partition int32, offset int64, limit int, size int32, first bool) fetchResult {
 	f.env.log.Debug("first fetch", "topic", topic, "partition", partition, "offset", offset)
 	for moves := 0; ; moves++ {
 		leader, epoch, err := leaderAndEpoch(f.env.client, topic, partition)
@@ -176,7 +183,7 @@ func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partitio
 			return fetchResult{err: err}
 		}
 		w := &fetchWant{topic: topic, partition: partition, offset: offset, epoch: epoch, size: size, limit: limit,
-			done: make(chan fetchResult, 1)}
+			first: first, done: make(chan fetchResult, 1)}
 		r, moved := f.fetchFrom(ctx, leader, w)
 		if !moved || moves == maxMovesPerFetch {
 			return r
@@ -332,6 +339,7 @@ func (f *roundFetcher) send(broker *sarama.Broker, own bool, batch []*fetchWant)
 	}
 	conf := f.env.config.Config
 	req := newFetchRequest(conf)
+	req.MaxBytes = roundMaxBytes(conf, batch)
 	if f.longPoll {
 		req.MinBytes = conf.Consumer.Fetch.Min
 		req.MaxWaitTime = int32(conf.Consumer.MaxWaitTime / time.Millisecond)
