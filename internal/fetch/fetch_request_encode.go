@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"encoding/binary"
+	"slices"
 )
 
 // fetchRequestFields are a Fetch request's fields besides its partitions.
@@ -34,7 +35,7 @@ func encodeFetchRequest(req fetchRequestFields, correlation int32, clientID stri
 		w.int32(req.sessionID)
 		w.int32(req.sessionEpoch)
 	}
-	topics := groupByTopic(batch)
+	topics := requestOrder(batch)
 	w.arrayLength(len(topics))
 	for _, wants := range topics {
 		w.string(wants[0].topic)
@@ -63,6 +64,40 @@ func encodeFetchRequest(req fetchRequestFields, correlation int32, clientID stri
 	w.tags()
 	binary.BigEndian.PutUint32(w.buf, uint32(len(w.buf)-4))
 	return w.buf
+}
+
+// requestOrder groups a round's wants by topic for the request, every
+// counted want's topic before any rider's: the broker fills partitions in
+// request order, so a rider must never come before a counted want (see
+// ridersOf). A topic with both comes twice; the broker reads the request's
+// partitions in order whatever their topics' grouping.
+func requestOrder(batch []*fetchWant) [][]*fetchWant {
+	type group struct {
+		topic string
+		rides bool
+	}
+	var topics [][]*fetchWant
+	index := make(map[group]int, 4)
+	for _, w := range batch {
+		g := group{w.topic, w.rides}
+		i, ok := index[g]
+		if !ok {
+			i = len(topics)
+			index[g] = i
+			topics = append(topics, nil)
+		}
+		topics[i] = append(topics[i], w)
+	}
+	slices.SortStableFunc(topics, func(a, b []*fetchWant) int {
+		switch {
+		case a[0].rides == b[0].rides:
+			return 0
+		case b[0].rides:
+			return -1
+		}
+		return 1
+	})
+	return topics
 }
 
 // groupByTopic groups wants by topic, topics in the order they first come.

@@ -55,10 +55,13 @@ func firstFetches(first bool, partitions ...int32) []*fetchWant {
 // riderFetcher is starvedFetcher for the batch feed, with a response limit
 // of 2 MiB: a busy round counts 1 MiB, one partition at its 1 MiB fetch
 // size.
+// Its rounds go over an own connection (see holdRiders).
 func riderFetcher(t *testing.T, responses ...any) (*roundFetcher, *sarama.MockBroker) {
 	f, broker := starvedFetcher(t, responses...)
 	f.env.config.Batches = true
 	f.env.config.Consumer.Fetch.MaxBytes = 2 << 20
+	f.own = newOwnConns(f.env)
+	t.Cleanup(f.closeConns)
 	return f, broker
 }
 
@@ -120,5 +123,28 @@ func TestStarvedRiderIsFetchedAgain(t *testing.T) {
 	}
 	if wants[2].starved != 0 || wants[2].rides {
 		t.Errorf("the starved rider: starved %d, rides %v; want 0 and false", wants[2].starved, wants[2].rides)
+	}
+}
+
+// Over the client's connection riders are held back for the next round:
+// sarama encodes a request's partitions in no set order, so a rider could
+// take a counted want's room. Each round then carries counted wants only,
+// under the whole Consumer.Fetch.MaxBytes.
+func TestRidersHeldBackOverTheClientsConnection(t *testing.T) {
+	f, broker := riderFetcher(t, starvedResponse([]int32{0}, nil), starvedResponse([]int32{1}, nil), starvedResponse([]int32{2}, nil))
+	f.own = nil // rounds over the client's connection
+	answers, rounds := runWants(t, f, broker, firstFetches(true, 0, 1, 2))
+	for p := int32(0); p < 3; p++ {
+		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
+			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
+		}
+	}
+	if rounds != 3 {
+		t.Errorf("%d rounds, want 3 (one counted want each)", rounds)
+	}
+	for i, req := range fetchRequests(broker) {
+		if req.MaxBytes != 2<<20 {
+			t.Errorf("round %d asks for %d bytes, want Consumer.Fetch.MaxBytes, %d", i+1, req.MaxBytes, 2<<20)
+		}
 	}
 }

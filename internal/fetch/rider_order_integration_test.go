@@ -12,13 +12,11 @@ import (
 	"github.com/zkgroup/kafka/internal/testenv"
 )
 
-// docs/batch-feed.md, "Half rounds": riders come after the counted wants
-// and "the broker fills partitions in request order, so the counted wants
-// still get their whole fetch size". The request is not in the round's
-// order: the own connection groups partitions by topic (groupByTopic), and
-// sarama's encoder walks a map. Here a rider of topic A goes out before a
-// counted want of topic B, takes what the response's limit had left, and
-// the counted want comes back empty: starved by a rider.
+// The broker fills a request's partitions in request order, and riders
+// must come after every counted want (docs/batch-feed.md, "Half rounds"),
+// whatever their topics: grouped by topic alone, a rider of topic A went
+// out before a counted want of topic B, took what the response's limit
+// had left, and the counted want came back empty, starved by a rider.
 func TestIntegrationRidersNeverStarveCountedWants(t *testing.T) {
 	testenv.Integration(t)
 	topicA, topicB := testenv.UniqueName("ride-a"), testenv.UniqueName("ride-b")

@@ -273,6 +273,9 @@ func (f *roundFetcher) run(id int32) {
 			return
 		}
 		conn, own := f.connTo(f.leaders[id])
+		if !own {
+			batch = f.holdRiders(id, batch)
+		}
 		f.mu.Unlock()
 		if batch = f.stillLed(id, batch); len(batch) == 0 {
 			f.releaseConn(id, conn, own) // nothing sent: the round is over
@@ -284,6 +287,9 @@ func (f *roundFetcher) run(id int32) {
 			f.dropConn(id, conn, own)
 			f.mu.Lock()
 			conn, own = f.connTo(f.leaders[id])
+			if !own {
+				batch = f.holdRiders(id, batch)
+			}
 			f.mu.Unlock()
 			resp, err = f.sendOver(conn, own, batch)
 		}
