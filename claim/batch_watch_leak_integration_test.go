@@ -36,6 +36,15 @@ func (w *watchRecorder) TryClaim(ctx context.Context, topic string, partition in
 	return pc, err
 }
 
+func (w *watchRecorder) TryClaimWatching(ctx context.Context, topic string, partition int32, watch bool) (*kazoo.PartitionClaim, error) {
+	pc, err := w.Registry.(watchingRegistry).TryClaimWatching(ctx, topic, partition, watch)
+	var wo *watchedOwner
+	if errors.As(err, &wo) {
+		w.note(partition, wo.watch)
+	}
+	return pc, err
+}
+
 func (w *watchRecorder) WatchOwner(ctx context.Context, topic string, partition int32) (string, <-chan kazoo.Event, error) {
 	owner, ch, err := w.Registry.WatchOwner(ctx, topic, partition)
 	w.note(partition, ch)
@@ -60,10 +69,11 @@ func (w *watchRecorder) armedPerPartition() map[int32]int {
 
 // ownerWatches promises one armed watch per partition however long the
 // partition is held elsewhere. Many partitions held by A, claimed by B's
-// Keep loops at once, are tried in batches (ClaimBatch), and each batch's
-// read arms a new watch (GetW) that the loop stores over the one it armed
-// before: the old one is never fired nor reused, so registrations pile up
-// in the client for as long as A holds the partitions.
+// Keep loops at once, are tried in batches (ClaimBatch): a batch's read
+// arms a watch (GetW) only for a loop that waits on none. When every
+// batch's read armed one, the loop stored it over the one it armed before,
+// never fired nor reused, and registrations piled up in the client for as
+// long as A held the partitions.
 func TestIntegrationBatchedAttemptsArmOneWatchPerPartition(t *testing.T) {
 	conf := NewConfig()
 	conf.ProcessingTimeout = 30 * time.Millisecond

@@ -111,7 +111,7 @@ func (l *loop) run(ctx context.Context) (*kazoo.PartitionClaim, error) {
 			l.afterPT++
 		}
 		n.attempts.Add(1)
-		pc, err := l.c.reg.TryClaim(ctx, l.topic, l.partition)
+		pc, err := l.tryClaim(ctx)
 		if err == nil && pc == nil {
 			err = Permanent(errors.New("claim: Registry.TryClaim returned neither a claim nor an error"))
 		}
@@ -213,6 +213,23 @@ func (l *loop) wait(ctx context.Context, d time.Duration) error {
 		l.c.n.backoffWakeups.Add(1)
 	}
 	return nil
+}
+
+// watchingRegistry is a Registry whose attempts can arm the owner watch
+// with the read that finds the partition held (KazooRegistry's batches).
+type watchingRegistry interface {
+	TryClaimWatching(ctx context.Context, topic string, partition int32, watch bool) (*kazoo.PartitionClaim, error)
+}
+
+// tryClaim makes one attempt; it asks the registry for an owner watch with
+// it only when no watch of the partition is armed and unfired, so that a
+// partition held elsewhere costs one registration however many attempts
+// meet it.
+func (l *loop) tryClaim(ctx context.Context) (*kazoo.PartitionClaim, error) {
+	if wr, ok := l.c.reg.(watchingRegistry); ok {
+		return wr.TryClaimWatching(ctx, l.topic, l.partition, l.c.watches.armed(l.key) == nil)
+	}
+	return l.c.reg.TryClaim(ctx, l.topic, l.partition)
 }
 
 func (l *loop) fail(cause error) error {

@@ -50,10 +50,18 @@ func NewKazooRegistryFor(group *kazoo.Consumergroup, instance *kazoo.Consumergro
 // with concurrent calls (ClaimBatch). A call still queued behind a batch
 // in flight when ctx ends is withdrawn unsent.
 func (r *KazooRegistry) TryClaim(ctx context.Context, topic string, partition int32) (*kazoo.PartitionClaim, error) {
+	return r.TryClaimWatching(ctx, topic, partition, false)
+}
+
+// TryClaimWatching is TryClaim that, with watch, also arms a watch on the
+// owner node when the batch finds the partition held by another instance,
+// and returns it with the error (the claim loop asks for one only when it
+// waits on none: see claim/watches.go).
+func (r *KazooRegistry) TryClaimWatching(ctx context.Context, topic string, partition int32, watch bool) (*kazoo.PartitionClaim, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := r.claims.Do(ctx, kazoo.ClaimRequest{Topic: topic, Partition: partition})
+	res, err := r.claims.Do(ctx, kazoo.ClaimRequest{Topic: topic, Partition: partition, Watch: watch})
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,12 @@ func aclBytes(acl []zk.ACL) int {
 type ClaimRequest struct {
 	Topic     string
 	Partition int32
+	// Watch asks, for a partition the batch finds held by another
+	// instance, for a watch on its owner node with the answer
+	// (ClaimResult.OwnerWatch). A caller that already waits on one leaves
+	// it false: each watch holds a registration in the client until the
+	// node changes.
+	Watch bool
 }
 
 // ClaimResult is ClaimBatch's answer for one partition: what Claim would
@@ -123,9 +129,9 @@ func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimRes
 // reads pipelined on the session) and answers those another instance
 // holds as Claim answers once its create met the node: an error wrapping
 // ErrPartitionClaimedByOther. Nothing is written for them, so nothing can
-// be owned twice. Each read arms a watch on the node, passed on with the
-// answer (ClaimResult.OwnerWatch), so the caller's claim loop waits on it
-// instead of reading the node again. It returns the partitions left to
+// be owned twice. A request with Watch reads with a watch on the node,
+// passed on with the answer (ClaimResult.OwnerWatch), so the caller's
+// claim loop waits on it instead of reading the node again. It returns the partitions left to
 // Claim: free, of our id, or not read. A joiner's batch meets every partition still held by the member
 // it takes them from, and one Claim each (a create, an exists, a read)
 // held the batch, and every claim queued behind it, for 100 ms at 256
@@ -139,7 +145,17 @@ func (cgi *ConsumergroupInstance) answerHeldByOthers(reqs []ClaimRequest, alone 
 	each(len(alone), func(i int) {
 		r := reqs[alone[i]]
 		owner := kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition)
-		data, stat, watch, err := kz.conn.GetW(owner)
+		var (
+			data  []byte
+			stat  *zk.Stat
+			watch <-chan Event
+			err   error
+		)
+		if r.Watch {
+			data, stat, watch, err = kz.conn.GetW(owner)
+		} else {
+			data, stat, err = kz.conn.Get(owner)
+		}
 		if err != nil || string(data) == cgi.ID {
 			return // gone, ours (Claim tells which session's), or unread: Claim decides
 		}

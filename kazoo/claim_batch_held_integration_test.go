@@ -23,7 +23,7 @@ func TestIntegrationBatchAnswersHeldPartitionsFromOneRead(t *testing.T) {
 	reqs := make([]ClaimRequest, partitions)
 	var bClaims []*PartitionClaim
 	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
+		reqs[p] = ClaimRequest{Topic: "t", Partition: int32(p), Watch: true}
 		cgNoErr(t, a.Release(cgMust(a.Claim("t", int32(p))).get(t))) // the parents and epoch nodes
 		if p < held {
 			bClaims = append(bClaims, cgMust(b.Claim("t", int32(p))).get(t))
@@ -58,11 +58,21 @@ func TestIntegrationBatchAnswersHeldPartitionsFromOneRead(t *testing.T) {
 	if n := exists.Load(); n != 0 {
 		t.Fatalf("%d single claims met an owner node, want 0: the held partitions were each claimed alone", n)
 	}
+	// Without Watch, a held partition's answer arms no watch: a caller
+	// already waiting on one would hold a second registration.
+	for i := range reqs {
+		reqs[i].Watch = false
+	}
+	for p, r := range a.ClaimBatch(reqs[:held]) {
+		if !errors.Is(r.Err, ErrPartitionClaimedByOther) || r.OwnerWatch != nil {
+			t.Fatalf("partition %d held by b, asked without a watch: %+v, want ErrPartitionClaimedByOther and no watch", p, r)
+		}
+	}
 	for _, c := range bClaims {
 		cgNoErr(t, b.Release(c))
 	}
-	// Each held partition's answer carries a watch on its owner node:
-	// b's release fires it.
+	// Each held partition's answer asked with Watch carries a watch on its
+	// owner node: b's release fires it.
 	for p := range held {
 		select {
 		case ev := <-results[p].OwnerWatch:

@@ -18,7 +18,7 @@ func TestIntegrationClaimAndReleaseBatch(t *testing.T) {
 	b := kzB.Consumergroup("g").Instance("b")
 
 	// First claims of the topic: no parents, no epoch nodes yet.
-	first := a.ClaimBatch([]ClaimRequest{{"t", 0}, {"t", 1}, {"t", 2}})
+	first := a.ClaimBatch([]ClaimRequest{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}})
 	var claims []*PartitionClaim
 	for i, r := range first {
 		if r.Err != nil || r.Claim == nil || r.Claim.Partition != int32(i) || r.Claim.SessionID != kzA.SessionID() {
@@ -42,7 +42,7 @@ func TestIntegrationClaimAndReleaseBatch(t *testing.T) {
 		}
 		return nil
 	}
-	second := a.ClaimBatch([]ClaimRequest{{"t", 0}, {"t", 1}, {"t", 2}})
+	second := a.ClaimBatch([]ClaimRequest{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}})
 	for i, r := range second {
 		if r.Err != nil || r.Claim.Epoch != claims[i].Epoch+1 || r.Claim.Epoch != e.epoch("g", "t", int32(i)) {
 			t.Fatalf("second batch, partition %d: %+v (first claim %s)", i, r, claims[i])
@@ -58,7 +58,7 @@ func TestIntegrationClaimAndReleaseBatch(t *testing.T) {
 	// one partition left beside it, are claimed alone and get Claim's
 	// answer.
 	held := cgMust(b.Claim("t", 3)).get(t)
-	third := a.ClaimBatch([]ClaimRequest{{"t", 4}, {"t", 3}})
+	third := a.ClaimBatch([]ClaimRequest{{Topic: "t", Partition: 4}, {Topic: "t", Partition: 3}})
 	if third[0].Err != nil {
 		t.Fatalf("free partition beside a held one: %v", third[0].Err)
 	}

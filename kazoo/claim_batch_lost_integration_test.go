@@ -30,7 +30,7 @@ func newLostReplyBatch(t *testing.T, e *cgEnv) *lostReplyBatch {
 	b.kz, b.proxy = e.proxiedClient(10 * time.Second)
 	b.a = b.kz.Consumergroup("g").Instance("a")
 	for p := range b.reqs {
-		b.reqs[p] = ClaimRequest{"t", int32(p)}
+		b.reqs[p] = ClaimRequest{Topic: "t", Partition: int32(p)}
 	}
 	for _, r := range b.a.ClaimBatch(b.reqs) {
 		cgNoErr(t, r.Err)
@@ -122,7 +122,7 @@ func TestIntegrationStaticClaimBatchWaitsForItsIDUnderAnotherSession(t *testing.
 	cgNoErr(t, cur.Release(cgMust(cur.Claim("t", 2)).get(t)))
 	before := []int32{e.epoch("g", "t", 0), e.epoch("g", "t", 1), e.epoch("g", "t", 2)}
 
-	res := cur.ClaimBatch([]ClaimRequest{{"t", 0}, {"t", 1}, {"t", 2}})
+	res := cur.ClaimBatch([]ClaimRequest{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}})
 	cgWantErr(t, res[1].Err, ErrPartitionClaimedByOther)
 	e.assertOwner("g", "t", 1, "s", kzOld)
 	if got := e.epoch("g", "t", 1); got != held.Epoch {
@@ -150,7 +150,7 @@ func TestIntegrationReleaseBatchMeetsAClaimAfterItsReads(t *testing.T) {
 	a := kz.Consumergroup("g").Instance("a")
 	other := kzOther.Consumergroup("g").Instance("a")
 	var claims []*PartitionClaim
-	for _, r := range a.ClaimBatch([]ClaimRequest{{"t", 0}, {"t", 1}}) {
+	for _, r := range a.ClaimBatch([]ClaimRequest{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}) {
 		cgNoErr(t, r.Err)
 		claims = append(claims, r.Claim)
 	}

@@ -27,7 +27,7 @@ func TestIntegrationBatchRetriesTheRestAfterARefusal(t *testing.T) {
 	b := kzB.Consumergroup("g").Instance("b")
 	reqs := make([]ClaimRequest, retryBatchPartitions)
 	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
+		reqs[p] = ClaimRequest{Topic: "t", Partition: int32(p)}
 		// The parents and epoch nodes, one partition at a time.
 		cgNoErr(t, a.Release(cgMust(a.Claim("t", int32(p))).get(t)))
 	}

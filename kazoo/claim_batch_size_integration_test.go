@@ -20,7 +20,7 @@ func TestIntegrationClaimBatchSplitsByRequestSize(t *testing.T) {
 	a := kz.Consumergroup(group).Instance("a")
 	reqs := make([]ClaimRequest, MaxBatch)
 	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
+		reqs[p] = ClaimRequest{Topic: "t", Partition: int32(p)}
 		// The parents and epoch nodes, one partition at a time.
 		cgNoErr(t, a.Release(cgMust(a.Claim("t", int32(p))).get(t)))
 	}

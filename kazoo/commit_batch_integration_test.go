@@ -28,7 +28,7 @@ func newBatchCommitter(t *testing.T, e *cgEnv, kz *Kazoo) *batchCommitter {
 	b := &batchCommitter{e: e, a: kz.Consumergroup("g").Instance("a")}
 	reqs := make([]ClaimRequest, commitBatchPartitions)
 	for p := range reqs {
-		reqs[p] = ClaimRequest{"t", int32(p)}
+		reqs[p] = ClaimRequest{Topic: "t", Partition: int32(p)}
 	}
 	for _, r := range b.a.ClaimBatch(reqs) {
 		cgNoErr(t, r.Err)
