@@ -60,22 +60,3 @@ func roundMaxBytes(conf *sarama.Config, batch []*fetchWant) int32 {
 	return conf.Consumer.Fetch.MaxBytes
 }
 
-// holdRiders takes batch's riders out of a round that goes over the
-// client's connection and queues them first for the next round: sarama
-// encodes a request's partitions in no set order, so a rider could come
-// before a counted want and take its room. f.mu is held.
-func (f *roundFetcher) holdRiders(id int32, batch []*fetchWant) []*fetchWant {
-	var counted, held []*fetchWant
-	for _, w := range batch {
-		if w.rides {
-			w.rides = false
-			held = append(held, w)
-		} else {
-			counted = append(counted, w)
-		}
-	}
-	if len(held) > 0 {
-		f.pending[id] = append(held, f.pending[id]...)
-	}
-	return counted
-}

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/IBM/sarama"
@@ -126,25 +127,35 @@ func TestStarvedRiderIsFetchedAgain(t *testing.T) {
 	}
 }
 
-// Over the client's connection riders are held back for the next round:
-// sarama encodes a request's partitions in no set order, so a rider could
-// take a counted want's room. Each round then carries counted wants only,
-// under the whole Consumer.Fetch.MaxBytes.
-func TestRidersHeldBackOverTheClientsConnection(t *testing.T) {
-	f, broker := riderFetcher(t, starvedResponse([]int32{0}, nil), starvedResponse([]int32{1}, nil), starvedResponse([]int32{2}, nil))
+// Over the client's connection sarama lists a request's partitions in no
+// set order, so a rider may take a counted want's room: a counted want
+// left without records in a round with riders is fetched again, not
+// counted as starved (nor read as an empty batch).
+func TestCountedWantShuffledOutByRidersIsFetchedAgain(t *testing.T) {
+	f, broker := riderFetcher(t,
+		starvedResponse([]int32{1, 2}, []int32{0}),
+		starvedResponse([]int32{0}, nil))
 	f.own = nil // rounds over the client's connection
-	answers, rounds := runWants(t, f, broker, firstFetches(true, 0, 1, 2))
+	wants := firstFetches(true, 0, 1, 2)
+	answers, rounds := runWants(t, f, broker, wants)
 	for p := int32(0); p < 3; p++ {
 		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
 			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
 		}
 	}
-	if rounds != 3 {
-		t.Errorf("%d rounds, want 3 (one counted want each)", rounds)
+	if rounds != 2 {
+		t.Errorf("%d rounds, want 2 (the three; the counted want again)", rounds)
 	}
-	for i, req := range fetchRequests(broker) {
-		if req.MaxBytes != 2<<20 {
-			t.Errorf("round %d asks for %d bytes, want Consumer.Fetch.MaxBytes, %d", i+1, req.MaxBytes, 2<<20)
-		}
+	if wants[0].starved != 0 {
+		t.Errorf("the counted want left without records beside riders counted starved %d times, want 0", wants[0].starved)
+	}
+
+	// Round after round without records: its empty answer counts after
+	// maxShuffledOut rounds, as a counted want's would.
+	f, broker = riderFetcher(t, starvedResponse([]int32{1, 2}, []int32{0}), starvedResponse(nil, []int32{0}))
+	f.own = nil
+	answers, _ = runWants(t, f, broker, firstFetches(true, 0, 1, 2))
+	if r := answers[0]; !errors.Is(r.err, errNoRecordsBelowMark) {
+		t.Errorf("a counted want never given records: %d messages, err %v; want %v in the end", len(r.msgs), r.err, errNoRecordsBelowMark)
 	}
 }

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/IBM/sarama"
 )
@@ -15,11 +16,20 @@ import (
 // next round holds it alone.
 const starvedAlone = 2
 
+// maxShuffledOut bounds how many rounds with riders in no set order may
+// leave a counted want without records before its empty answer counts
+// (see answer): a partition that really holds an empty batch is told
+// apart in a bounded number of rounds.
+const maxShuffledOut = 2
+
 // answer answers batch's wants with results (in the same order), the
 // parsed answers of one round to broker id, except those the response's
 // byte limit starved: those are queued to be fetched again first (see
-// nextRound). f.mu is not held.
-func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResult) {
+// nextRound). unordered says the request listed its partitions in no set
+// order (over the client's connection): a rider may then have taken a
+// counted want's room, and a counted want left without records is
+// fetched again uncounted, up to maxShuffledOut times. f.mu is not held.
+func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResult, unordered bool) {
 	fed := false // another partition of the round got records
 	for i, r := range results {
 		if r.messages() > 0 || r.next > batch[i].offset {
@@ -27,9 +37,15 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 			break
 		}
 	}
+	shuffled := unordered && slices.ContainsFunc(batch, func(w *fetchWant) bool { return w.rides })
 	var starved, again []*fetchWant
 	for i, w := range batch {
 		r := results[i]
+		if shuffled && !w.rides && w.shuffledOut < maxShuffledOut && errors.Is(r.err, errNoRecordsBelowMark) {
+			w.shuffledOut++
+			again = append(again, w)
+			continue
+		}
 		if w.rides {
 			w.rides = false
 			if errors.Is(r.err, errNoRecordsBelowMark) {

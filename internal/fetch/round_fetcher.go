@@ -64,6 +64,9 @@ type fetchWant struct {
 	// rides says the want rides along its round (see ridersOf); set and
 	// cleared by the round's loop.
 	rides bool
+	// shuffledOut counts the rounds that left it without records while
+	// riders went in no set order beside it (see answer).
+	shuffledOut int
 }
 
 type fetchResult struct {
@@ -273,9 +276,6 @@ func (f *roundFetcher) run(id int32) {
 			return
 		}
 		conn, own := f.connTo(f.leaders[id])
-		if !own {
-			batch = f.holdRiders(id, batch)
-		}
 		f.mu.Unlock()
 		if batch = f.stillLed(id, batch); len(batch) == 0 {
 			f.releaseConn(id, conn, own) // nothing sent: the round is over
@@ -287,9 +287,6 @@ func (f *roundFetcher) run(id int32) {
 			f.dropConn(id, conn, own)
 			f.mu.Lock()
 			conn, own = f.connTo(f.leaders[id])
-			if !own {
-				batch = f.holdRiders(id, batch)
-			}
 			f.mu.Unlock()
 			resp, err = f.sendOver(conn, own, batch)
 		}
@@ -424,7 +421,9 @@ func (f *roundFetcher) deliver(id int32, batch []*fetchWant, resp roundResponse,
 		}
 	}
 	markShared(results)
-	f.answer(id, batch, results)
+	// sarama encodes a request's partitions in no set order: over the
+	// client's connection a rider may have gone before a counted want.
+	f.answer(id, batch, results, resp.sarama != nil)
 	return empty
 }
 
