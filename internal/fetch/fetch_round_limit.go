@@ -59,4 +59,3 @@ func roundMaxBytes(conf *sarama.Config, batch []*fetchWant) int32 {
 	}
 	return conf.Consumer.Fetch.MaxBytes
 }
-
