@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/zkgroup/kafka/kazoo"
 )
@@ -75,13 +74,7 @@ func (w *watchRecorder) armedPerPartition() map[int32]int {
 // never fired nor reused, and registrations piled up in the client for as
 // long as A held the partitions.
 func TestIntegrationBatchedAttemptsArmOneWatchPerPartition(t *testing.T) {
-	conf := NewConfig()
-	conf.ProcessingTimeout = 30 * time.Millisecond
-	conf.ExtraTime = 20 * time.Millisecond
-	conf.ExtraAttempts = 1
-	conf.InitialInterval = 5 * time.Millisecond
-	conf.MaxInterval = 10 * time.Millisecond
-	conf.RetryCooldown = time.Millisecond
+	conf := quickRoundsConfig()
 	_, a, _, cgA := itGroup(t, conf)
 	cgB := itConnect(t).Consumergroup(cgA.Name)
 	regB := &watchRecorder{Registry: NewKazooRegistry(cgB, "B"), watches: map[<-chan kazoo.Event]int32{}}

@@ -32,13 +32,7 @@ func (a *armCounter) WatchOwner(ctx context.Context, topic string, partition int
 // owner node in all, and its goroutines (package kazoo forwards each watch
 // in one) stay flat.
 func TestIntegrationKeepWatchesFlat(t *testing.T) {
-	conf := NewConfig()
-	conf.ProcessingTimeout = 30 * time.Millisecond
-	conf.ExtraTime = 20 * time.Millisecond
-	conf.ExtraAttempts = 1
-	conf.InitialInterval = 5 * time.Millisecond
-	conf.MaxInterval = 10 * time.Millisecond
-	conf.RetryCooldown = time.Millisecond
+	conf := quickRoundsConfig()
 	_, a, _, cgA := itGroup(t, conf)
 	cgB := itConnect(t).Consumergroup(cgA.Name)
 	regB := &armCounter{Registry: NewKazooRegistry(cgB, "B")}
@@ -171,4 +165,17 @@ func releaseWhileUnreachable(t *testing.T, breakLink func(*tcpproxy.Proxy) func(
 	if owner, err := admin.PartitionOwner(topic, partition); err != nil || owner != nil {
 		t.Errorf("owner %v (err %v) after the release, want none", owner, err)
 	}
+}
+
+// quickRoundsConfig ends each claim round on the real stack within about
+// 50 ms, so that many rounds of Keep fit in a test.
+func quickRoundsConfig() *Config {
+	conf := NewConfig()
+	conf.ProcessingTimeout = 30 * time.Millisecond
+	conf.ExtraTime = 20 * time.Millisecond
+	conf.ExtraAttempts = 1
+	conf.InitialInterval = 5 * time.Millisecond
+	conf.MaxInterval = 10 * time.Millisecond
+	conf.RetryCooldown = time.Millisecond
+	return conf
 }

@@ -84,11 +84,7 @@ func fetchRequests(broker *sarama.MockBroker) []*sarama.FetchRequest {
 func TestFirstFetchesRideAlongTheRound(t *testing.T) {
 	f, broker := riderFetcher(t, starvedResponse([]int32{0, 1, 2}, nil))
 	answers, rounds := runWants(t, f, broker, firstFetches(true, 0, 1, 2))
-	for p := int32(0); p < 3; p++ {
-		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
-			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
-		}
-	}
+	wantRecordEach(t, answers, 3)
 	if rounds != 1 {
 		t.Errorf("%d rounds for three first fetches, want 1", rounds)
 	}
@@ -114,11 +110,7 @@ func TestStarvedRiderIsFetchedAgain(t *testing.T) {
 		starvedResponse([]int32{2}, nil))
 	wants := firstFetches(true, 0, 1, 2)
 	answers, rounds := runWants(t, f, broker, wants)
-	for p := int32(0); p < 3; p++ {
-		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
-			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
-		}
-	}
+	wantRecordEach(t, answers, 3)
 	if rounds != 2 {
 		t.Errorf("%d rounds, want 2 (all three; the starved rider again)", rounds)
 	}
@@ -138,11 +130,7 @@ func TestCountedWantShuffledOutByRidersIsFetchedAgain(t *testing.T) {
 	f.own = nil // rounds over the client's connection
 	wants := firstFetches(true, 0, 1, 2)
 	answers, rounds := runWants(t, f, broker, wants)
-	for p := int32(0); p < 3; p++ {
-		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
-			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
-		}
-	}
+	wantRecordEach(t, answers, 3)
 	if rounds != 2 {
 		t.Errorf("%d rounds, want 2 (the three; the counted want again)", rounds)
 	}
@@ -157,5 +145,16 @@ func TestCountedWantShuffledOutByRidersIsFetchedAgain(t *testing.T) {
 	answers, _ = runWants(t, f, broker, firstFetches(true, 0, 1, 2))
 	if r := answers[0]; !errors.Is(r.err, errNoRecordsBelowMark) {
 		t.Errorf("a counted want never given records: %d messages, err %v; want %v in the end", len(r.msgs), r.err, errNoRecordsBelowMark)
+	}
+}
+
+// wantRecordEach fails t unless each of partitions 0 to n-1 was answered
+// its one record, without an error.
+func wantRecordEach(t *testing.T, answers map[int32]fetchResult, n int32) {
+	t.Helper()
+	for p := range n {
+		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
+			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
+		}
 	}
 }

@@ -94,11 +94,7 @@ func TestFetcherFetchesStarvedPartitionAgain(t *testing.T) {
 		starvedResponse([]int32{0, 1}, []int32{2}),
 		starvedResponse([]int32{2}, nil))
 	answers, rounds := runRound(t, f, broker, 0, 1, 2)
-	for p := int32(0); p < 3; p++ {
-		if r := answers[p]; r.err != nil || len(r.msgs) != 1 {
-			t.Errorf("partition %d answered %d messages, err %v; want its record", p, len(r.msgs), r.err)
-		}
-	}
+	wantRecordEach(t, answers, 3)
 	if rounds != 2 {
 		t.Errorf("%d rounds, want 2", rounds)
 	}
