@@ -131,11 +131,12 @@ func (cgi *ConsumergroupInstance) claimBatch(reqs []ClaimRequest, out []ClaimRes
 // ErrPartitionClaimedByOther. Nothing is written for them, so nothing can
 // be owned twice. A request with Watch reads with a watch on the node,
 // passed on with the answer (ClaimResult.OwnerWatch), so the caller's
-// claim loop waits on it instead of reading the node again. It returns the partitions left to
-// Claim: free, of our id, or not read. A joiner's batch meets every partition still held by the member
-// it takes them from, and one Claim each (a create, an exists, a read)
-// held the batch, and every claim queued behind it, for 100 ms at 256
-// partitions. See docs/coordination.md#claims-and-releases-in-batches.
+// claim loop waits on it instead of reading the node again. It returns
+// the partitions left to Claim: free, of our id, or not read. A joiner's
+// batch meets every partition still held by the member it takes them
+// from, and one Claim each (a create, an exists, a read) held the batch,
+// and every claim queued behind it, for 100 ms at 256 partitions. See
+// docs/coordination.md#claims-and-releases-in-batches.
 func (cgi *ConsumergroupInstance) answerHeldByOthers(reqs []ClaimRequest, alone []int, out []ClaimResult) []int {
 	if len(alone) == 0 {
 		return alone

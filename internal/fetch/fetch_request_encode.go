@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"encoding/binary"
-	"slices"
 )
 
 // fetchRequestFields are a Fetch request's fields besides its partitions.
@@ -72,32 +71,15 @@ func encodeFetchRequest(req fetchRequestFields, correlation int32, clientID stri
 // ridersOf). A topic with both comes twice; the broker reads the request's
 // partitions in order whatever their topics' grouping.
 func requestOrder(batch []*fetchWant) [][]*fetchWant {
-	type group struct {
-		topic string
-		rides bool
-	}
-	var topics [][]*fetchWant
-	index := make(map[group]int, 4)
+	var counted, riders []*fetchWant
 	for _, w := range batch {
-		g := group{w.topic, w.rides}
-		i, ok := index[g]
-		if !ok {
-			i = len(topics)
-			index[g] = i
-			topics = append(topics, nil)
+		if w.rides {
+			riders = append(riders, w)
+		} else {
+			counted = append(counted, w)
 		}
-		topics[i] = append(topics[i], w)
 	}
-	slices.SortStableFunc(topics, func(a, b []*fetchWant) int {
-		switch {
-		case a[0].rides == b[0].rides:
-			return 0
-		case b[0].rides:
-			return -1
-		}
-		return 1
-	})
-	return topics
+	return append(groupByTopic(counted), groupByTopic(riders)...)
 }
 
 // groupByTopic groups wants by topic, topics in the order they first come.

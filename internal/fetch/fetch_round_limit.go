@@ -1,6 +1,10 @@
 package fetch
 
-import "github.com/IBM/sarama"
+import (
+	"slices"
+
+	"github.com/IBM/sarama"
+)
 
 // busyRoundBytes is what a round answered at once asks for at most, in
 // partition fetch sizes: half of Consumer.Fetch.MaxBytes, so that a round
@@ -52,10 +56,13 @@ func ridersOf(wants []*fetchWant) (riders, rest []*fetchWant) {
 // when riders are aboard (they add to the round's count what the limit
 // then bounds), Consumer.Fetch.MaxBytes otherwise.
 func roundMaxBytes(conf *sarama.Config, batch []*fetchWant) int32 {
-	for _, w := range batch {
-		if w.rides {
-			return busyRoundBytes(conf)
-		}
+	if carriesRiders(batch) {
+		return busyRoundBytes(conf)
 	}
 	return conf.Consumer.Fetch.MaxBytes
+}
+
+// carriesRiders reports whether a round of batch carries riders.
+func carriesRiders(batch []*fetchWant) bool {
+	return slices.ContainsFunc(batch, func(w *fetchWant) bool { return w.rides })
 }

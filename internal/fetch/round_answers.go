@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/IBM/sarama"
 )
@@ -37,7 +36,7 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 			break
 		}
 	}
-	shuffled := unordered && slices.ContainsFunc(batch, func(w *fetchWant) bool { return w.rides })
+	shuffled := unordered && carriesRiders(batch)
 	var starved, again []*fetchWant
 	for i, w := range batch {
 		r := results[i]
