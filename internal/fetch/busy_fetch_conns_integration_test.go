@@ -36,23 +36,8 @@ func TestIntegrationFetchesNotBehindSaramaLongPoll(t *testing.T) {
 			conf := sarama.NewConfig()
 			conf.Version = sarama.V2_8_0_0
 			conf.Consumer.MaxWaitTime = 3 * time.Second
-			conf.Producer.Return.Successes = true
-			conf.Producer.Partitioner = sarama.NewManualPartitioner
-			client, err := sarama.NewClient(testenv.KafkaAddrs(), conf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			producer, err := sarama.NewSyncProducerFromClient(client)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer producer.Close()
-			for range 10 {
-				if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: topic, Partition: 0, Value: sarama.StringEncoder("data")}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			client, producer := stackClient(t, conf)
+			produce(t, producer, topic, 0, 10, sarama.StringEncoder("data"))
 			// Partition 1, idle, on sarama's partition consumer.
 			consumer, err := sarama.NewConsumerFromClient(client)
 			if err != nil {

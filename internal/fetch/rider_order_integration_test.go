@@ -24,31 +24,16 @@ func TestIntegrationRidersNeverStarveCountedWants(t *testing.T) {
 	testenv.CreateTopic(t, topicB, 1)
 	conf := sarama.NewConfig()
 	conf.Version = sarama.V2_8_0_0
-	conf.Producer.Return.Successes = true
-	conf.Producer.Partitioner = sarama.NewManualPartitioner
 	conf.Producer.MaxMessageBytes = 1 << 20
 	conf.Consumer.Fetch.MaxBytes = 2 << 20 // a busy round counts 1 MiB
-	client, err := sarama.NewClient(testenv.KafkaAddrs(), conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	producer, err := sarama.NewSyncProducerFromClient(client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer producer.Close()
+	client, producer := stackClient(t, conf)
 	value := sarama.StringEncoder(strings.Repeat("x", 10<<10)) // one batch of ~10 KiB per message
 	for _, p := range []struct {
 		topic     string
 		partition int32
 		n         int
 	}{{topicA, 0, 40}, {topicA, 1, 120}, {topicB, 0, 10}} {
-		for range p.n {
-			if _, _, err := producer.SendMessage(&sarama.ProducerMessage{Topic: p.topic, Partition: p.partition, Value: value}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		produce(t, producer, p.topic, p.partition, p.n, value)
 	}
 
 	cfg := &Config{Config: conf}
