@@ -36,7 +36,7 @@ import (
 // owner node for every partition, owned only by current members, each
 // member holding P/K rounded down or up, and the same owners at the next
 // look 100 ms later. ZooKeeper requests are counted by a proxy every
-// instance connects through (zkCounter): writes are transactions (a multi
+// instance connects through (testenv.ZKCounter): writes are transactions (a multi
 // is one), commits come from the instances' zkgroup-commits counters.
 //
 // Cases are PxK; ZKGROUP_SCALE_CASES overrides the default
@@ -75,7 +75,7 @@ type scaleMember struct {
 func runScaleGroup(b *testing.B, partitions int32, k int) {
 	topic := scaleTopic(b, partitions, handoffPerPartition)
 	group := testenv.UniqueName("scale")
-	counter := newZKCounter(b, testenv.ZKAddr())
+	counter := testenv.NewZKCounter(b, testenv.ZKAddr())
 	obs := newOwnerView(b, group, topic, partitions)
 	l := newLedger()
 
@@ -98,7 +98,7 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		if id == k {
 			cfg.Logger = slog.New(infoOnly{joinerLog})
 		}
-		cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{counter.addr()}, cfg)
+		cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{counter.Addr()}, cfg)
 		if err != nil {
 			b.Fatalf("join: %v", err)
 		}
@@ -118,13 +118,13 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		return n
 	}
 	step := func(name string, action func()) {
-		before, beforeCommits, beforeDup := counter.counts(), commits(), l.duplicates()
+		before, beforeCommits, beforeDup := counter.Counts(), commits(), l.duplicates()
 		owners0 := obs.snapshot()
 		t0 := time.Now()
 		action()
 		stableAt, owners := obs.waitStable(b, 5*time.Minute)
 		took := stableAt.Sub(t0)
-		zkc := counter.counts().minus(before)
+		zkc := counter.Counts().Minus(before)
 		moved := 0
 		for p, o := range owners {
 			if owners0[p] != o {
@@ -134,10 +134,10 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 		dup := l.duplicates() - beforeDup
 		perMoved := math.NaN() // no partition moved: nothing to divide by
 		if moved > 0 {
-			perMoved = float64(zkc.writes) / float64(moved)
+			perMoved = float64(zkc.Writes) / float64(moved)
 		}
 		b.Logf("%d partitions x %d instances, %s: stable after %v; moved %d; ZooKeeper writes %d (commits %d; %.1f per moved partition), reads %d, pings %d, other %d; duplicates %d",
-			partitions, k, name, took.Round(time.Millisecond), moved, zkc.writes, commits()-beforeCommits, perMoved, zkc.reads, zkc.pings, zkc.other, dup)
+			partitions, k, name, took.Round(time.Millisecond), moved, zkc.Writes, commits()-beforeCommits, perMoved, zkc.Reads, zkc.Pings, zkc.Other, dup)
 		b.Logf("%s, from the action: %s", name, scaleBreakdown(t0, map[string]*eventLog{"first K": groupLog, "joiner": joinerLog}))
 		if dir := os.Getenv("ZKGROUP_SCALE_DUMP"); dir != "" && name != "start" { // every record since the action, for a closer look
 			for who, l := range map[string]*eventLog{"group": groupLog, "joiner": joinerLog} {
@@ -148,11 +148,11 @@ func runScaleGroup(b *testing.B, partitions int32, k int) {
 			}
 		}
 		b.ReportMetric(float64(took.Milliseconds()), name+"-stable-ms")
-		b.ReportMetric(float64(zkc.writes), name+"-zk-writes")
+		b.ReportMetric(float64(zkc.Writes), name+"-zk-writes")
 		if moved > 0 {
 			b.ReportMetric(perMoved, name+"-zk-writes/moved")
 		}
-		b.ReportMetric(float64(zkc.reads), name+"-zk-reads")
+		b.ReportMetric(float64(zkc.Reads), name+"-zk-reads")
 		b.ReportMetric(float64(dup), name+"-duplicates")
 	}
 

@@ -119,10 +119,10 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	// With ZKGROUP_SCALE_COUNT set, both instances reach ZooKeeper through
 	// a proxy that counts their requests (one hop more for each).
 	zkAddr := testenv.ZKAddr()
-	var counter *zkCounter
+	var counter *testenv.ZKCounter
 	if os.Getenv("ZKGROUP_SCALE_COUNT") != "" {
-		counter = newZKCounter(b, zkAddr)
-		zkAddr = counter.addr()
+		counter = testenv.NewZKCounter(b, zkAddr)
+		zkAddr = counter.Addr()
 	}
 	cfg := testConfig()
 	cfg.Logger = ownerLog.logger()
@@ -131,9 +131,9 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	ownerDone := readFirsts(owner, ownerFirst, time.Millisecond)
 	waitFor(b, 120*time.Second, "the owner to deliver from every partition", func() bool { return ownerFirst.count() == int(n) })
 
-	var before zkCounts
+	var before testenv.ZKCounts
 	if counter != nil {
-		before = counter.counts()
+		before = counter.Counts()
 	}
 	t0 := time.Now()
 	cfg = testConfig()
@@ -188,9 +188,9 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	}
 	firsts := joinerFirst.snapshot()
 	_, drained := expect()
-	zkc := zkCounts{writes: -1, reads: -1}
+	zkc := testenv.ZKCounts{Writes: -1, Reads: -1}
 	if counter != nil {
-		zkc = counter.counts().minus(before)
+		zkc = counter.Counts().Minus(before)
 	}
 
 	var wg sync.WaitGroup
@@ -216,7 +216,7 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 			}
 		}
 	}
-	h := handoffBreakdown{moved: len(firsts), drained: drained, joinCall: joined.Sub(t0), zkWrites: zkc.writes, zkReads: zkc.reads}
+	h := handoffBreakdown{moved: len(firsts), drained: drained, joinCall: joined.Sub(t0), zkWrites: zkc.Writes, zkReads: zkc.Reads}
 	var last int32
 	for p, at := range firsts {
 		if d := at.Sub(t0); d > h.total {

@@ -11,14 +11,16 @@ import (
 
 // The race-free claim primitives:
 //
-//   - Claim = Multi(Create(owner, EPHEMERAL), SetData(epoch, -1)); the
-//     epoch node's new version is the claim's epoch.
+//   - Claim = Multi(Create(owner, EPHEMERAL), SetData(owner, 0),
+//     SetData(epoch, -1)); the epoch node's new version is the claim's
+//     epoch, and the owner node is at version 1, which only claims make.
 //   - An existing owner node is ours only if it holds our id AND its
 //     Stat.EphemeralOwner is our current session. Our id under another
 //     session is a stale node of an older session of ours: it is removed
 //     with its exact version, fenced by the epoch. Not for a static
 //     instance, whose id another live instance may hold: it waits.
-//   - Release = Multi(Check(epoch, E), Delete(owner, version)) and
+//   - Release = Multi(Check(epoch, E), Delete(owner, version)), first at
+//     the version the claim made (no read), then at the version read, and
 //     CommitOffsetFenced = Multi(Check(epoch, E), SetData(offset, version)):
 //     after anyone else's claim they fail and change nothing.
 
@@ -65,18 +67,15 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 	owner := kz.ownerPath(cgi.cg.Name, topic, partition)
 	epoch := kz.epochPath(cgi.cg.Name, topic, partition)
 	id := []byte(cgi.ID)
-	newClaim := func(sid int64, e *zk.Stat) *PartitionClaim {
+	newClaim := func(sid int64, e *zk.Stat, ownerVersion int32) *PartitionClaim {
 		return &PartitionClaim{Topic: topic, Partition: partition, InstanceID: cgi.ID, SessionID: sid,
-			Epoch: e.Version, EpochCzxid: e.Czxid}
+			Epoch: e.Version, EpochCzxid: e.Czxid, OwnerVersion: ownerVersion}
 	}
 
 	setups := 0 // parents created; bounded separately from contention
 	for attempt := 0; attempt < claimAttempts; {
 		sid := kz.SessionID()
-		resp, err := kz.conn.Multi(
-			&zk.CreateRequest{Path: owner, Data: id, Acl: kz.acl, Flags: zk.FlagEphemeral},
-			&zk.SetDataRequest{Path: epoch, Data: id, Version: -1},
-		)
+		resp, err := kz.conn.Multi(claimOps(owner, epoch, id, kz.acl)...)
 		if err == nil {
 			if err := cgi.cg.hook(stepClaimSent); err != nil {
 				return nil, znodeErr("claim", owner, err)
@@ -86,22 +85,22 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 				attempt++
 				continue
 			}
-			return newClaim(sid, resp[1].Stat), nil
+			return newClaim(sid, resp[claimEpochOp].Stat, claimedOwnerVersion), nil
 		}
 
 		op := failedOp(resp)
 		switch {
 		case op == 0 && errors.Is(err, zk.ErrNodeExists):
 			attempt++
-			e, ours, err := cgi.resolveClaimed(owner, epoch, sid)
+			e, ownerVersion, ours, err := cgi.resolveClaimed(owner, epoch, sid)
 			if err != nil {
 				return nil, err
 			}
 			if ours {
-				return newClaim(sid, e), nil
+				return newClaim(sid, e, ownerVersion), nil
 			}
 			continue // the node vanished or was stale: create again
-		case (op == 0 || op == 1) && errors.Is(err, zk.ErrNoNode) && setups < claimAttempts:
+		case (op == 0 || op == claimEpochOp) && errors.Is(err, zk.ErrNoNode) && setups < claimAttempts:
 			// First claim of this topic or partition: create the parents
 			// of the owner node and the epoch node.
 			setups++
@@ -119,29 +118,48 @@ func (cgi *ConsumergroupInstance) Claim(topic string, partition int32) (*Partiti
 	return nil, znodeErr("claim", owner, fmt.Errorf("%w after %d attempts", ErrClaimContended, claimAttempts))
 }
 
+// claimEpochOp is the index of the epoch's SetData in claimOps.
+const claimEpochOp = 2
+
+// claimedOwnerVersion is the owner node's version after claimOps.
+const claimedOwnerVersion = 1
+
+// claimOps are one claim's operations: create the ephemeral owner node
+// holding id, set it once (so it is at version 1, which no upstream member
+// or operator's tool makes, and a release can delete it without reading
+// it), and bump the epoch.
+func claimOps(owner, epoch string, id []byte, acl []zk.ACL) []any {
+	return []any{
+		&zk.CreateRequest{Path: owner, Data: id, Acl: acl, Flags: zk.FlagEphemeral},
+		&zk.SetDataRequest{Path: owner, Data: id, Version: 0},
+		&zk.SetDataRequest{Path: epoch, Data: id, Version: -1},
+	}
+}
+
 // resolveClaimed decides, after a claim met an existing owner node, whether
-// the node is ours (then it returns the freshly bumped epoch's stat and true),
-// someone else's (an error wrapping ErrPartitionClaimedByOther), or gone or
-// stale (false, nil: create again). sid is our current session.
-func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64) (*zk.Stat, bool, error) {
+// the node is ours (then it returns the freshly bumped epoch's stat, the
+// owner node's version and true), someone else's (an error wrapping
+// ErrPartitionClaimedByOther), or gone or stale (false, nil: create
+// again). sid is our current session.
+func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64) (*zk.Stat, int32, bool, error) {
 	kz := cgi.kz()
 	if err := cgi.cg.hook(stepClaimExists); err != nil {
-		return nil, false, znodeErr("get", owner, err)
+		return nil, 0, false, znodeErr("get", owner, err)
 	}
 	// The epoch first: any claim after this read moves it, so every write
 	// below fenced by this version fails if someone claimed meanwhile.
 	ok, estat, err := kz.conn.Exists(epoch)
 	if err != nil {
-		return nil, false, znodeErr("exists", epoch, err)
+		return nil, 0, false, znodeErr("exists", epoch, err)
 	}
 	if !ok {
-		return nil, false, kz.ensureNode(epoch) // try again with an epoch node
+		return nil, 0, false, kz.ensureNode(epoch) // try again with an epoch node
 	}
 	data, stat, err := kz.conn.Get(owner)
 	if errors.Is(err, zk.ErrNoNode) {
-		return nil, false, nil // the owner just left
+		return nil, 0, false, nil // the owner just left
 	} else if err != nil {
-		return nil, false, znodeErr("get", owner, err)
+		return nil, 0, false, znodeErr("get", owner, err)
 	}
 
 	mine := string(data) == cgi.ID
@@ -155,20 +173,20 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 		)
 		if err == nil {
 			if kz.SessionID() != sid {
-				return nil, false, nil
+				return nil, 0, false, nil
 			}
-			return resp[1].Stat, true, nil
+			return resp[1].Stat, stat.Version, true, nil
 		}
 		if failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
-		return nil, false, znodeErr("claim", owner, err)
+		return nil, 0, false, znodeErr("claim", owner, err)
 
 	case mine && stat.EphemeralOwner != 0 && cgi.static:
 		// A static id under another session may be another live instance
 		// with our id (we are about to be fenced), or a crashed predecessor
 		// whose session expires soon: never take its node, wait for it.
-		return nil, false, fmt.Errorf("%w: %s is owned by our static id %q under session %#x, not ours (%#x)",
+		return nil, 0, false, fmt.Errorf("%w: %s is owned by our static id %q under session %#x, not ours (%#x)",
 			ErrPartitionClaimedByOther, owner, data, stat.EphemeralOwner, sid)
 
 	case mine && stat.EphemeralOwner != 0:
@@ -179,12 +197,12 @@ func (cgi *ConsumergroupInstance) resolveClaimed(owner, epoch string, sid int64)
 			&zk.DeleteRequest{Path: owner, Version: stat.Version},
 		)
 		if err == nil || failedOp(resp) >= 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
-			return nil, false, nil
+			return nil, 0, false, nil
 		}
-		return nil, false, znodeErr("delete", owner, err)
+		return nil, 0, false, znodeErr("delete", owner, err)
 
 	default:
-		return nil, false, claimedByOther(owner, data, stat)
+		return nil, 0, false, claimedByOther(owner, data, stat)
 	}
 }
 
@@ -199,13 +217,36 @@ func claimedByOther(owner string, data []byte, stat *zk.Stat) error {
 // instance. If the epoch moved (someone claimed since) the error wraps
 // ErrClaimLost and nothing is deleted. If the owner node is already gone
 // and the epoch has not moved, the partition is released: nil.
+//
+// A claim that knows its owner node's version (OwnerVersion) is first
+// released without a read: Multi(Check(epoch, Epoch), Delete(owner,
+// OwnerVersion)). While the epoch is the claim's, a node at that version
+// is the claim's own (see PartitionClaim.OwnerVersion). A refusal or a
+// lost reply falls back to reading the node, as for any other claim.
 func (cgi *ConsumergroupInstance) Release(c *PartitionClaim) error {
+	return cgi.release(c, true)
+}
+
+// release is Release; unread says whether it may first delete at the
+// claim's OwnerVersion without reading the node (ReleaseBatch's fallback
+// for a claim its Multi refused reads).
+func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error {
 	if err := cgi.checkClaim(c); err != nil {
 		return err
 	}
 	kz := cgi.kz()
 	owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
 	epoch := kz.epochPath(cgi.cg.Name, c.Topic, c.Partition)
+	if unread && c.OwnerVersion > 0 {
+		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
+			return znodeErr("delete", owner, err)
+		}
+		if _, err := kz.conn.Multi(unreadRelease(c, owner, epoch)...); err == nil {
+			return nil
+		}
+		// Refused (the epoch moved, the node went or is not the claim's) or
+		// lost in flight: the reads below tell which.
+	}
 	for range claimAttempts {
 		data, stat, err := kz.conn.Get(owner)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -224,7 +265,7 @@ func (cgi *ConsumergroupInstance) Release(c *PartitionClaim) error {
 			return fmt.Errorf("%w: %s: %s is now owned by %q (session %#x)",
 				ErrClaimLost, c, owner, data, stat.EphemeralOwner)
 		}
-		if err := cgi.cg.hook(stepReleaseRead); err != nil {
+		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}
 		resp, err := kz.conn.Multi(
@@ -243,6 +284,15 @@ func (cgi *ConsumergroupInstance) Release(c *PartitionClaim) error {
 		}
 	}
 	return znodeErr("release", owner, fmt.Errorf("%w after %d attempts", ErrClaimContended, claimAttempts))
+}
+
+// unreadRelease is the fenced delete of c's owner node at the version c
+// made, without a read: Check(epoch, c.Epoch), Delete(owner, c.OwnerVersion).
+func unreadRelease(c *PartitionClaim, owner, epoch string) []any {
+	return []any{
+		&zk.CheckVersionRequest{Path: epoch, Version: c.Epoch},
+		&zk.DeleteRequest{Path: owner, Version: c.OwnerVersion},
+	}
 }
 
 // CommitOffsetFenced stores offset (the next offset to consume) as the

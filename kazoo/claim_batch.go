@@ -19,8 +19,8 @@ import (
 // docs/coordination.md#claims-and-releases-in-batches.
 
 // MaxBatch is the most partitions ClaimBatch and ReleaseBatch put in one
-// Multi (two operations each); fewer when their paths are long (see
-// maxMultiBytes).
+// Multi (claimOpsPerPartition and two operations each); fewer when their
+// paths are long (see maxMultiBytes).
 const MaxBatch = 256
 
 // maxMultiBytes bounds what one batch's Multi carries (paths, data, ACLs):
@@ -29,13 +29,17 @@ const MaxBatch = 256
 // which long group, topic or instance names would otherwise reach.
 const maxMultiBytes = 512 << 10
 
+// claimOpsPerPartition is how many operations claimOps holds.
+const claimOpsPerPartition = 3
+
 // multiOpBytes is what one operation of a Multi carries besides its
 // strings: the Multi's header, the lengths, the version or flags.
 const multiOpBytes = 32
 
 // inBatches calls run for consecutive ranges [start, end) of n partitions,
 // each of at most MaxBatch partitions and, by size(i) (partition i's
-// strings, for its two operations), at most maxMultiBytes; a partition
+// strings for its operations, and multiOpBytes for each beyond two), at
+// most maxMultiBytes; a partition
 // bigger than that alone goes in a range of its own.
 func inBatches(n int, size func(i int) int, run func(start, end int)) {
 	for start := 0; start < n; {
@@ -101,8 +105,8 @@ func (cgi *ConsumergroupInstance) ClaimBatch(reqs []ClaimRequest) []ClaimResult 
 	id := len(cgi.ID)
 	inBatches(len(reqs), func(i int) int {
 		r := reqs[i]
-		return len(kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition)) + len(kz.epochPath(cgi.cg.Name, r.Topic, r.Partition)) +
-			2*id + aclBytes(kz.acl)
+		owner := len(kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition))
+		return 2*owner + len(kz.epochPath(cgi.cg.Name, r.Topic, r.Partition)) + 3*id + aclBytes(kz.acl) + multiOpBytes
 	}, func(start, end int) {
 		cgi.claimBatch(reqs[start:end], out[start:end])
 	})
@@ -189,13 +193,10 @@ func allValid(reqs []ClaimRequest) bool {
 func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, parts []int, out []ClaimResult) batchRound {
 	kz := cgi.kz()
 	id := []byte(cgi.ID)
-	ops := make([]any, 0, 2*len(parts))
+	ops := make([]any, 0, claimOpsPerPartition*len(parts))
 	for _, i := range parts {
 		r := reqs[i]
-		ops = append(ops,
-			&zk.CreateRequest{Path: kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Acl: kz.acl, Flags: zk.FlagEphemeral},
-			&zk.SetDataRequest{Path: kz.epochPath(cgi.cg.Name, r.Topic, r.Partition), Data: id, Version: -1},
-		)
+		ops = append(ops, claimOps(kz.ownerPath(cgi.cg.Name, r.Topic, r.Partition), kz.epochPath(cgi.cg.Name, r.Topic, r.Partition), id, kz.acl)...)
 	}
 	if cgi.cg.hook(stepBatchSend) != nil {
 		return batchRound{refusedBy: -1}
@@ -206,8 +207,8 @@ func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, parts []i
 		// Refused as a whole: nothing applied. Lost in flight (no answer
 		// for any operation): maybe applied; Claim finds our nodes under
 		// this session as ours, and older sessions' as stale.
-		if op := failedOp(resp); op >= 0 && op%2 == 0 && errors.Is(err, zk.ErrNodeExists) {
-			return batchRound{refusedBy: op / 2}
+		if op := failedOp(resp); op >= 0 && op%claimOpsPerPartition == 0 && errors.Is(err, zk.ErrNodeExists) {
+			return batchRound{refusedBy: op / claimOpsPerPartition}
 		}
 		return batchRound{refusedBy: -1}
 	}
@@ -223,23 +224,25 @@ func (cgi *ConsumergroupInstance) claimInOneMulti(reqs []ClaimRequest, parts []i
 	}
 	for k, i := range parts {
 		r := reqs[i]
-		e := resp[2*k+1].Stat
+		e := resp[claimOpsPerPartition*k+claimEpochOp].Stat
 		out[i] = ClaimResult{Claim: &PartitionClaim{Topic: r.Topic, Partition: r.Partition, InstanceID: cgi.ID,
-			SessionID: sid, Epoch: e.Version, EpochCzxid: e.Czxid}}
+			SessionID: sid, Epoch: e.Version, EpochCzxid: e.Czxid, OwnerVersion: claimedOwnerVersion}}
 	}
 	return batchRound{done: true}
 }
 
 // ReleaseBatch releases each claim of cs, as Release does, and returns
-// their errors in cs' order. Each owner node is read first (the reads are
-// pipelined); those that belong to their claim's session and instance are
-// deleted in one Multi (per MaxBatch of them, fewer for long paths) of
-// Release's fenced deletes, Check(epoch, claim's epoch) then Delete(owner,
-// version read). A claim whose epoch or owner node moved refuses that
-// Multi: it goes through Release and the rest is sent again in one Multi
-// (a bounded number of times, see inRounds). A claim whose node was not
-// read as its own, and every claim left after a refusal of another cause,
-// goes through Release on its own and gets Release's answer.
+// their errors in cs' order. The owner node of a claim that knows its
+// version (OwnerVersion) is not read; the others are read first (the
+// reads are pipelined), and those that belong to their claim's session
+// and instance join the batch. The batch is one Multi (per MaxBatch
+// claims, fewer for long paths) of Release's fenced deletes,
+// Check(epoch, claim's epoch) then Delete(owner, version). A claim whose
+// epoch or owner node moved refuses that Multi: it goes through Release's
+// reads and the rest is sent again in one Multi (a bounded number of
+// times, see inRounds). A claim whose node was not read as its own, and
+// every claim left after a refusal of another cause, goes through Release
+// on its own, reading its node, and gets Release's answer.
 func (cgi *ConsumergroupInstance) ReleaseBatch(cs []*PartitionClaim) []error {
 	out := make([]error, len(cs))
 	kz := cgi.kz()
@@ -263,25 +266,32 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 		return
 	}
 	kz := cgi.kz()
-	// The fenced delete of each claim whose owner node reads as its own;
-	// nil: Release alone.
+	// The fenced delete of each claim that knows its owner node's version
+	// or whose node reads as its own; nil: Release alone.
 	pairs := make([][]any, len(cs))
-	each(len(cs), func(i int) {
-		c := cs[i]
-		if cgi.checkClaim(c) != nil {
-			return
+	var unknown []int // the claims whose owner node is read first
+	for i, c := range cs {
+		switch {
+		case cgi.checkClaim(c) != nil:
+		case c.OwnerVersion > 0:
+			pairs[i] = unreadRelease(c, kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition), kz.epochPath(cgi.cg.Name, c.Topic, c.Partition))
+		default:
+			unknown = append(unknown, i)
 		}
+	}
+	each(len(unknown), func(k int) {
+		c := cs[unknown[k]]
 		owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
 		data, stat, err := kz.conn.Get(owner)
 		if err != nil || string(data) != c.InstanceID || stat.EphemeralOwner != c.SessionID {
 			return
 		}
-		pairs[i] = []any{
+		pairs[unknown[k]] = []any{
 			&zk.CheckVersionRequest{Path: kz.epochPath(cgi.cg.Name, c.Topic, c.Partition), Version: c.Epoch},
 			&zk.DeleteRequest{Path: owner, Version: stat.Version},
 		}
 	})
-	var batched []int  // the claims read as their own, in cs' order
+	var batched []int  // the claims in the batch, in cs' order
 	var fenced [][]any // their fenced deletes
 	for i, p := range pairs {
 		if p != nil {
@@ -290,7 +300,7 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 		}
 	}
 	done := make([]bool, len(cs))
-	if len(batched) > 0 && cgi.cg.hook(stepReleaseRead) == nil {
+	if len(batched) > 0 && cgi.cg.hook(stepReleaseDelete) == nil {
 		for _, i := range batched {
 			done[i] = true
 		}
@@ -300,7 +310,7 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 	}
 	each(len(cs), func(i int) {
 		if !done[i] {
-			out[i] = cgi.Release(cs[i])
+			out[i] = cgi.release(cs[i], false) // reading: the batch sent what needs no read
 		}
 	})
 }

@@ -156,7 +156,7 @@ func TestIntegrationReleaseBatchMeetsAClaimAfterItsReads(t *testing.T) {
 	}
 	var taken *PartitionClaim
 	a.cg.testHook = func(s hookStep) error {
-		if s == stepReleaseRead && taken == nil {
+		if s == stepReleaseDelete && taken == nil {
 			taken = cgMust(other.Claim("t", 1)).get(t)
 		}
 		return nil

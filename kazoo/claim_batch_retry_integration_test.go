@@ -33,7 +33,7 @@ func TestIntegrationBatchRetriesTheRestAfterARefusal(t *testing.T) {
 	}
 	held := cgMust(b.Claim("t", retryHeld)).get(t)
 
-	var batches, sent, exists, releaseRead atomic.Int32
+	var batches, sent, exists, releaseDeletes atomic.Int32
 	a.cg.testHook = func(s hookStep) error {
 		switch s {
 		case stepBatchSend:
@@ -42,8 +42,8 @@ func TestIntegrationBatchRetriesTheRestAfterARefusal(t *testing.T) {
 			sent.Add(1)
 		case stepClaimExists:
 			exists.Add(1)
-		case stepReleaseRead:
-			releaseRead.Add(1)
+		case stepReleaseDelete:
+			releaseDeletes.Add(1)
 		}
 		return nil
 	}
@@ -87,10 +87,10 @@ func TestIntegrationBatchRetriesTheRestAfterARefusal(t *testing.T) {
 			t.Fatalf("partition %d: owner node survives the batch release", c.Partition)
 		}
 	}
-	// The batch reads once before its Multis; the lost claim's Release
-	// reads once more.
-	if releaseRead.Load() != 2 {
-		t.Fatalf("%d releases read their owner nodes, want 2: the claims still held were not released together", releaseRead.Load())
+	// The batch's deletes are about to go once, before its Multis; the lost
+	// claim's Release (reading, after the batch's refusal) once more.
+	if releaseDeletes.Load() != 2 {
+		t.Fatalf("%d release deletes about to be sent, want 2: the claims still held were not released together", releaseDeletes.Load())
 	}
 	if batches.Load() != 2 {
 		t.Fatalf("%d batch Multis of releases, want 2: the refused one and its rest", batches.Load())

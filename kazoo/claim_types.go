@@ -45,6 +45,14 @@ type PartitionClaim struct {
 	// compares both: a different czxid means the claim is gone even if the
 	// version matches. 0 when unknown.
 	EpochCzxid int64
+	// OwnerVersion is the owner node's version this claim created (1: a
+	// claim creates the node and sets it once in the same Multi) or found
+	// (a claim of a node already ours); 0 when unknown. Release deletes a
+	// node at this version, fenced by the epoch, without reading it first:
+	// only claims make owner nodes at version 1 or more, while upstream
+	// members' and operators' nodes stay at version 0. See
+	// docs/coordination.md#releases-without-a-read.
+	OwnerVersion int32
 }
 
 func (c *PartitionClaim) String() string {

@@ -38,9 +38,10 @@ const (
 	// stepClaimSent: a claim's Multi succeeded on the server; its reply has
 	// not been used yet. Returning an error here loses the reply.
 	stepClaimSent
-	// stepReleaseRead: a release read the owner node as ours; its fenced
-	// delete has not been sent yet. A competitor may claim here.
-	stepReleaseRead
+	// stepReleaseDelete: a release's fenced delete has not been sent yet
+	// (the owner node read as ours, or not read: the claim knows its
+	// version). A competitor may claim here.
+	stepReleaseDelete
 	// stepBatchSend: a batch's Multi of claims, releases or commits is about to be
 	// sent. Returning an error refuses it without naming a partition.
 	stepBatchSend

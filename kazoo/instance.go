@@ -271,7 +271,7 @@ func (cgi *ConsumergroupInstance) ReleasePartition(topic string, partition int32
 				owner, data, stat.EphemeralOwner, cgi.ID, sid)
 			return ErrPartitionNotClaimed
 		}
-		if err := cgi.cg.hook(stepReleaseRead); err != nil {
+		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}
 		ops := []any{&zk.DeleteRequest{Path: owner, Version: stat.Version}}

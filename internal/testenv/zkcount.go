@@ -1,4 +1,4 @@
-package integration
+package testenv
 
 import (
 	"encoding/binary"
@@ -9,49 +9,54 @@ import (
 	"testing"
 )
 
-// zkCounter is a loopback proxy in front of ZooKeeper that counts the
+// ZKCounter is a loopback proxy in front of ZooKeeper that counts the
 // requests its clients send, by opcode class: writes (create, delete,
 // setData, multi, ...: each one transaction, however many operations a
 // multi holds), reads (exists, getData, getChildren, ...), pings and the
 // rest (watch re-registration, auth, close). It parses only the client's
 // side of the stream: a 4-byte length, then (after the connect request,
 // which it skips) the xid and the opcode of each request.
-type zkCounter struct {
+type ZKCounter struct {
 	ln                          net.Listener
 	target                      string
-	writes, reads, pings, other atomic.Int64
+	writes, reads, pings, other atomic.Int64 // by opcode class
 	wg                          sync.WaitGroup
 	mu                          sync.Mutex
 	conns                       []net.Conn
 }
 
-// zkCounts is a snapshot of a zkCounter.
-type zkCounts struct{ writes, reads, pings, other int64 }
+// ZKCounts is a snapshot of a ZKCounter: requests sent, by class.
+type ZKCounts struct{ Writes, Reads, Pings, Other int64 }
 
-func (a zkCounts) minus(b zkCounts) zkCounts {
-	return zkCounts{a.writes - b.writes, a.reads - b.reads, a.pings - b.pings, a.other - b.other}
+// Minus is what was sent between snapshot b and a.
+func (a ZKCounts) Minus(b ZKCounts) ZKCounts {
+	return ZKCounts{a.Writes - b.Writes, a.Reads - b.Reads, a.Pings - b.Pings, a.Other - b.Other}
 }
 
-func newZKCounter(t testing.TB, target string) *zkCounter {
+// NewZKCounter starts a counting proxy in front of the ZooKeeper server at
+// target; it stops when the test ends.
+func NewZKCounter(t testing.TB, target string) *ZKCounter {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &zkCounter{ln: ln, target: target}
+	c := &ZKCounter{ln: ln, target: target}
 	c.wg.Add(1)
 	go c.accept()
 	t.Cleanup(c.close)
 	return c
 }
 
-func (c *zkCounter) addr() string { return c.ln.Addr().String() }
+// Addr is the address clients connect to.
+func (c *ZKCounter) Addr() string { return c.ln.Addr().String() }
 
-func (c *zkCounter) counts() zkCounts {
-	return zkCounts{c.writes.Load(), c.reads.Load(), c.pings.Load(), c.other.Load()}
+// Counts is what the clients sent so far.
+func (c *ZKCounter) Counts() ZKCounts {
+	return ZKCounts{c.writes.Load(), c.reads.Load(), c.pings.Load(), c.other.Load()}
 }
 
-func (c *zkCounter) close() {
+func (c *ZKCounter) close() {
 	_ = c.ln.Close()
 	c.mu.Lock()
 	for _, conn := range c.conns {
@@ -61,7 +66,7 @@ func (c *zkCounter) close() {
 	c.wg.Wait()
 }
 
-func (c *zkCounter) accept() {
+func (c *ZKCounter) accept() {
 	defer c.wg.Done()
 	for {
 		client, err := c.ln.Accept()
@@ -91,7 +96,7 @@ func (c *zkCounter) accept() {
 }
 
 // requests forwards the client's frames to the server, counting each.
-func (c *zkCounter) requests(client, server net.Conn) {
+func (c *ZKCounter) requests(client, server net.Conn) {
 	first := true
 	head := make([]byte, 4)
 	for {
@@ -113,7 +118,7 @@ func (c *zkCounter) requests(client, server net.Conn) {
 	}
 }
 
-func (c *zkCounter) classify(op int32) {
+func (c *ZKCounter) classify(op int32) {
 	switch op {
 	case 1, 2, 5, 7, 13, 14, 15, 16, 19, 21: // create, delete, setData, setACL, check, multi, create2, reconfig, createContainer, createTTL
 		c.writes.Add(1)
