@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 // group; it reports the worst (handoff-worst-ms) and the median, and logs a
 // breakdown of every run, from the library's own log records (see
 // handoffBreakdown; ZKGROUP_SCALE_COUNT=1 counts the ZooKeeper requests
+// (=kinds also logs them by opcode and node kind)
 // too). The topics zkgroup.scale.<n> are created on first use and kept.
 // Run:
 //
@@ -132,8 +134,9 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	waitFor(b, 120*time.Second, "the owner to deliver from every partition", func() bool { return ownerFirst.count() == int(n) })
 
 	var before testenv.ZKCounts
+	var beforeKinds map[string]int64
 	if counter != nil {
-		before = counter.Counts()
+		before, beforeKinds = counter.Counts(), counter.ByKind()
 	}
 	t0 := time.Now()
 	cfg = testConfig()
@@ -191,6 +194,17 @@ func runHandoff(b *testing.B, topic string, n int32) handoffBreakdown {
 	zkc := testenv.ZKCounts{Writes: -1, Reads: -1}
 	if counter != nil {
 		zkc = counter.Counts().Minus(before)
+		if os.Getenv("ZKGROUP_SCALE_COUNT") == "kinds" {
+			after := counter.ByKind()
+			var kinds []string
+			for k, v := range after {
+				if d := v - beforeKinds[k]; d > 0 {
+					kinds = append(kinds, fmt.Sprintf("%s %d", k, d))
+				}
+			}
+			sort.Strings(kinds)
+			b.Logf("ZooKeeper requests during the handoff, by opcode and node: %s", strings.Join(kinds, ", "))
+		}
 	}
 
 	var wg sync.WaitGroup

@@ -45,15 +45,19 @@
 // created it (Stat.EphemeralOwner), not to whoever holds the same instance
 // id.
 //
-//   - Claim: one Multi creates the ephemeral owner node and sets the epoch
-//     node; the epoch node's new version is the claim's epoch. A claim is
+//   - Claim: one Multi creates the ephemeral owner node, sets it once (our
+//     owner nodes are at version 1, upstream members' at 0) and sets the
+//     epoch node; the epoch node's new version is the claim's epoch. A claim is
 //     ours only if ZooKeeper says so: an existing owner node is ours when
 //     it holds our id and its EphemeralOwner is our current session (a claim
 //     whose reply was lost); our id under an older session is a stale node,
 //     removed with its exact version and fenced by the epoch.
 //   - Commit (CommitOffsetFenced): Multi(Check(epoch, E), SetData(offset,
 //     expected version)). Release: Multi(Check(epoch, E), Delete(owner,
-//     exact version)). After anyone else's claim, or a reset, both fail and
+//     exact version)), at the version the claim made without reading the
+//     node, then, refused or lost, at the version read (see
+//     docs/coordination.md#releases-without-a-read). After anyone else's
+//     claim, or a reset, both fail and
 //     change nothing. ReleaseAfterLoss removes an owner node that a moved
 //     epoch left behind while it is still ours, fenced by the epoch it reads.
 //   - ClaimBatch and ReleaseBatch send the claims or releases of many

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +25,7 @@ type ZKCounter struct {
 	wg                          sync.WaitGroup
 	mu                          sync.Mutex
 	conns                       []net.Conn
+	byKind                      map[string]int64 // "<opcode> <node kind>": requests (under mu)
 }
 
 // ZKCounts is a snapshot of a ZKCounter: requests sent, by class.
@@ -108,7 +111,9 @@ func (c *ZKCounter) requests(client, server net.Conn) {
 			return
 		}
 		if !first && len(body) >= 8 {
-			c.classify(int32(binary.BigEndian.Uint32(body[4:8])))
+			op := int32(binary.BigEndian.Uint32(body[4:8]))
+			c.classify(op)
+			c.note(op, body[8:])
 		}
 		first = false
 		if _, err := server.Write(append(head, body...)); err != nil {
@@ -129,4 +134,63 @@ func (c *ZKCounter) classify(op int32) {
 	default: // setWatches, auth, closeSession, ...
 		c.other.Add(1)
 	}
+}
+
+// ByKind is how many requests the clients sent by opcode and by the kind
+// of node the request names first (the child of /consumers/<group> it is
+// under: owners, offsets, epochs, ids; or brokers, other), e.g.
+// "getData owners". A multi counts once, as "multi".
+func (c *ZKCounter) ByKind() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.byKind))
+	for k, v := range c.byKind {
+		out[k] = v
+	}
+	return out
+}
+
+var opNames = map[int32]string{1: "create", 2: "delete", 3: "exists", 4: "getData", 5: "setData", 8: "getChildren",
+	12: "getChildren2", 13: "check", 14: "multi", 11: "ping", 101: "setWatches", 105: "setWatches2", 106: "addWatch"}
+
+// note counts the request by opcode and node kind; rest is the request
+// after its header.
+func (c *ZKCounter) note(op int32, rest []byte) {
+	name, ok := opNames[op]
+	if !ok {
+		name = "op" + strconv.Itoa(int(op))
+	}
+	kind := ""
+	switch op {
+	case 1, 2, 3, 4, 5, 8, 12, 13:
+		kind = " " + nodeKind(rest)
+	}
+	c.mu.Lock()
+	if c.byKind == nil {
+		c.byKind = map[string]int64{}
+	}
+	c.byKind[name+kind]++
+	c.mu.Unlock()
+}
+
+// nodeKind reads the path at the start of a request's body and names its
+// kind.
+func nodeKind(b []byte) string {
+	if len(b) < 4 {
+		return "?"
+	}
+	n := int(binary.BigEndian.Uint32(b[:4]))
+	if n < 0 || 4+n > len(b) {
+		return "?"
+	}
+	parts := strings.Split(strings.TrimPrefix(string(b[4:4+n]), "/"), "/")
+	for i, p := range parts {
+		if p == "consumers" && i+2 < len(parts) {
+			return parts[i+2]
+		}
+		if p == "brokers" {
+			return "brokers"
+		}
+	}
+	return "other"
 }
