@@ -6,7 +6,7 @@
 #  - the variants (bugs, the old code, findings in README.md): each must
 #    FAIL, and fail the property it is listed with (its trail is printed).
 # Exits non-zero if the correct model violates anything, or a variant does
-# not fail its property. Runs two checks at a time (about 3 minutes on
+# not fail its property. Runs two checks at a time (4 to 9 minutes on
 # two cores); JOBS=1 runs one at a time, ONLY=static the checks whose name
 # matches.
 set -uo pipefail
