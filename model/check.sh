@@ -47,7 +47,7 @@ checks=(
 	"bug-c-reset-no-bump|safety|2|-DBUG_RESET_NOBUMP|reset without epoch bump: an owner overwrites the reset"
 	"find-2-doubt-one|safety|4|-DDOUBT_ONE -DMAXSESS=3|one in-doubt record is not enough"
 	"find-3-del-epoch|safety|3|-DOP_DEL_EPOCH|deleting the epoch node with no owner node"
-	"find-7-upstream-v0|safety|3|-DUPSTREAM -DOWNER_V0 -DNO_FAST_RELEASE|the code before (owner nodes at version 0, no fast path): a release deletes an upstream member's node"
+	"find-7-upstream-v0|safety|3|-DUPSTREAM -DOWNER_V0 -DNO_FAST_RELEASE|the code before (owner nodes at version 0, no fast path): a stale-node deletion or a release deletes an upstream member's node (mixed fleet)"
 	"find-4-del-offset|safety|2|-DOP_DEL_OFFSET|deleting the offset node without a reset"
 	"note-unfenced-set|safety|4|-DOP_SET_OFFSET -DMAXSESS=2 -DMAXREB=0|an unfenced write of the same value is taken for our in-doubt write"
 	"find-5-conflict-read-no-epoch|safety|4|-DCONFLICT_NO_EPOCH|the conflict read without the epoch read after it: a reset in between is taken for our write"
