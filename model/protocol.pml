@@ -14,9 +14,19 @@
  *                     assertions, so a cut-off is never mistaken for progress
  *   DUAL              dual offset storage: the ZooKeeper offset node and
  *                     Kafka's group offset; a claim starts at the higher
+ *   NO_FAST_RELEASE   the release always reads the owner node first (the
+ *                     code before the fast path)
+ *   OWNER_V0          claims create the owner node at version 0 (the code
+ *                     before; no fast path then: the version is not >= 1)
+ *   UPSTREAM          an upstream member (or an operator's tool) creates
+ *                     the owner node at version 0 when none exists, and
+ *                     deletes it later; it never touches the epoch
  *   -- variants that must fail (bugs, old code, findings) --
  *   BUG_RELEASE_NOEPOCH   release deletes the owner node with its version
- *                     (always 0) and without the epoch check
+ *                     (the same for every node of ours) and without the
+ *                     epoch check
+ *   BUG_FAST_RELEASE_ANY_VERSION  the fast release deletes the owner node
+ *                     at any version (Delete(owner, -1)), with the epoch check
  *   BUG_NO_INDOUBT    no in-doubt resolution: a failed version check after
  *                     a lost reply is always a conflict
  *   BUG_RESET_NOBUMP  resets do not bump the epoch
@@ -89,6 +99,14 @@
 #ifndef MAXFAIL
 #define MAXFAIL  0        /* requests of ReleaseAfterLoss that fail for good */
 #endif
+#ifndef MAXUP
+#define MAXUP    1        /* (UPSTREAM) owner nodes created by an upstream member */
+#endif
+#ifdef OWNER_V0
+#define OWNV     0        /* the version of an owner node our claim creates */
+#else
+#define OWNV     1        /* Create, then SetData(owner, id, version 0) in the claim's Multi */
+#endif
 #ifdef LIVE
 #define MAXEPOCH 40
 #define ROOM     true
@@ -106,7 +124,8 @@ byte sessInst[MAXSESS+1];  /* the instance that opened session s (ghost) */
 byte sess[N];              /* the session instance i's client runs now */
 byte nextSess = 1;
 
-bool own_ex; byte own_data; byte own_eph;   /* owner node, version always 0 */
+bool own_ex; byte own_data; byte own_eph;   /* owner node */
+bool own_ver;                               /* its version: OWNV if our claim created it, 0 if upstream's */
 bool ep_ex;  byte ep_ver;                   /* epoch node */
 bool off_ex; byte off_val; byte off_ver; byte off_czx; /* offset node */
 byte czxids;                                /* offset node creations */
@@ -124,6 +143,9 @@ bool reg[N];               /* instance i is registered (a reset with Kafka stora
 /* ---------------- environment ---------------- */
 byte assigned;             /* the instance the partition is assigned to */
 byte nlost, nreset, nreb, nopdel, ncut, nfail;
+#ifdef UPSTREAM
+byte nup;
+#endif
 byte cut[N];               /* 0: i's client reaches the leader; 1: cut off; 2: cut off, delivery paused */
 
 /* ---------------- ghosts ---------------- */
@@ -134,10 +156,12 @@ byte hiC;                  /* highest offset committed (to any store) since the 
 
 /* ---------------- instances ---------------- */
 mtype = { IDLE, CLAIM, CLAIMIN, CPOST, REPOCH, ROWNER, RBUMP, RSTALE, READOFF, READK, OWN,
-          CREAD, CEPOCH, RELGET, RELEX, RELDEL, RALEP, RALGET, RALDEL };
+          CREAD, CEPOCH, RELFAST, RELGET, RELEX, RELDEL, RALEP, RALGET, RALDEL };
 mtype st[N];
 byte cE[N], cSid[N];       /* the claim: epoch, session (RAL*: the session whose node to delete) */
 byte tsid[N], tev[N];      /* a claim attempt: its session; the epoch read */
+bool ov[N];                /* the owner node's version: the claim's (created, or read by
+                              resolveClaimed), then the one a release's read found */
 bool cdoubt[N];             /* the last call of Claim was in doubt (doubtAfter) */
 byte pos[N];               /* next offset to commit (marked) */
 byte buf[N];               /* messages in the claim's buffer: offsets pos .. pos+buf-1 */
@@ -191,7 +215,7 @@ inline clearRead(i) {
  * flight (kfl) is not undone: it may still land. */
 inline toIdle(i) {
 	st[i] = IDLE; cE[i] = 0; cSid[i] = 0; tsid[i] = 0; tev[i] = 0;
-	cdoubt[i] = 0;
+	cdoubt[i] = 0; ov[i] = 0;
 	pos[i] = 0; buf[i] = 0; dirty[i] = 0; ver[i] = 0; czx[i] = 0;
 	seenGen[i] = 0;
 #ifdef DUAL
@@ -224,7 +248,7 @@ inline newSession(i) {
 inline expire(s) {
 	live[s] = 0;
 	if
-	:: own_ex && own_eph == s -> own_ex = 0; own_data = 0; own_eph = 0
+	:: own_ex && own_eph == s -> own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0
 	:: else -> skip
 	fi
 }
@@ -324,12 +348,12 @@ end:
 		:: ep_ex && own_ex -> st[i] = REPOCH    /* NodeExists: resolveClaimed */
 		:: ep_ex && !own_ex ->
 			CHECKROOM;
-			own_ex = 1; own_data = i; own_eph = sess[i]; ep_ver++;
+			own_ex = 1; own_data = i; own_eph = sess[i]; own_ver = OWNV; ep_ver++;
 			latestI = i; latestS = sess[i]; latestE = ep_ver;
 			loseReply(l);
 			if
 			:: l -> l = 0; cdoubt[i] = 1; st[i] = CLAIM; tsid[i] = 0 /* an error: Claim returns */
-			:: else -> gotClaim(i, ep_ver, tsid[i])
+			:: else -> ov[i] = OWNV; gotClaim(i, ep_ver, tsid[i])
 			fi
 		fi }
 	/* the claim loop stops between two calls of Claim: the partition moved away */
@@ -358,34 +382,34 @@ end:
 	:: atomic { up(i) && st[i] == ROWNER ->
 		if
 		:: !own_ex -> st[i] = CLAIMIN; tsid[i] = 0; tev[i] = 0        /* the owner left */
-		:: own_ex && own_data == i && own_eph == tsid[i] -> st[i] = RBUMP /* ours */
-		:: own_ex && own_data == i && own_eph != tsid[i] -> st[i] = RSTALE /* older session of ours */
+		:: own_ex && own_data == i && own_eph == tsid[i] -> ov[i] = own_ver; st[i] = RBUMP /* ours */
+		:: own_ex && own_data == i && own_eph != tsid[i] -> ov[i] = own_ver; st[i] = RSTALE /* older session of ours */
 		:: own_ex && own_data != i ->                                  /* other's: Claim returns */
 			cdoubt[i] = 0; st[i] = CLAIM; tsid[i] = 0; tev[i] = 0
 		fi }
 	/* ours: Multi(Check(owner, version), SetData(epoch, version read)) */
-	:: atomic { up(i) && st[i] == RBUMP && (ROOM || !(own_ex && ep_ex && ep_ver == tev[i])) ->
+	:: atomic { up(i) && st[i] == RBUMP && (ROOM || !(own_ex && own_ver == ov[i] && ep_ex && ep_ver == tev[i])) ->
 		if
-		:: own_ex && ep_ex && ep_ver == tev[i] ->
+		:: own_ex && own_ver == ov[i] && ep_ex && ep_ver == tev[i] ->
 			CHECKROOM;
 			ep_ver++; latestI = i; latestS = sess[i]; latestE = ep_ver;
 			loseReply(l);
 			if
-			:: l -> l = 0; cdoubt[i] = 1; st[i] = CLAIM; tsid[i] = 0; tev[i] = 0
-			:: else -> gotClaim(i, ep_ver, tsid[i])
+			:: l -> l = 0; cdoubt[i] = 1; st[i] = CLAIM; tsid[i] = 0; tev[i] = 0; ov[i] = 0
+			:: else -> gotClaim(i, ep_ver, tsid[i])   /* the claim keeps the version read */
 			fi
-		:: else -> st[i] = CLAIMIN; tsid[i] = 0; tev[i] = 0          /* refused: again */
+		:: else -> st[i] = CLAIMIN; tsid[i] = 0; tev[i] = 0; ov[i] = 0 /* refused: again */
 		fi }
 	/* stale: Multi(Check(epoch, version read), Delete(owner, version)) */
 	:: atomic { up(i) && st[i] == RSTALE ->
 		if
-		:: own_ex && ep_ex && ep_ver == tev[i] ->
+		:: own_ex && own_ver == ov[i] && ep_ex && ep_ver == tev[i] ->
 			/* (3) only our own node of an older session of ours */
 			assert(own_data == i && sessInst[own_eph] == i && own_eph != tsid[i]); /*(3)*/
-			own_ex = 0; own_data = 0; own_eph = 0
+			own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0
 		:: else -> skip
 		fi;
-		st[i] = CLAIMIN; tsid[i] = 0; tev[i] = 0 }
+		st[i] = CLAIMIN; tsid[i] = 0; tev[i] = 0; ov[i] = 0 }
 
 	/* ---- the worker reads the committed offset (FetchOffsetVersion) ---- */
 	:: atomic { up(i) && st[i] == READOFF ->
@@ -584,14 +608,41 @@ end:
 		buf[i] = 0;
 		if
 		:: zombie(i) -> toIdle(i)
+#ifndef NO_FAST_RELEASE
+		:: !zombie(i) && ov[i] >= 1 -> st[i] = RELFAST /* the claim knows its owner node's version */
+		:: !zombie(i) && ov[i] == 0 -> st[i] = RELGET
+#else
 		:: else -> st[i] = RELGET
+#endif
+		fi }
+	/* Release's fast path, its first attempt only: Multi(Check(epoch, E),
+	 * Delete(owner, the claim's owner version)), no read first. A node at
+	 * that version (>= 1) with the epoch still at E is the one the claim's
+	 * Multi created or bumped over: every claim of ours bumps the epoch, an
+	 * upstream node is at version 0 */
+	:: atomic { up(i) && st[i] == RELFAST ->
+		if
+#ifdef BUG_FAST_RELEASE_ANY_VERSION
+		:: own_ex && ep_ex && ep_ver == cE[i] ->
+#else
+		:: own_ex && own_ver == ov[i] && ep_ex && ep_ver == cE[i] ->
+#endif
+			/* (3) only our own node */
+			assert(own_data == i && own_eph == cSid[i]); /*(3)*/
+			own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0;
+			loseReply(l);
+			if
+			:: l -> l = 0; st[i] = RELGET   /* the read path finds it gone, the epoch at E */
+			:: else -> toIdle(i)
+			fi
+		:: else -> st[i] = RELGET           /* refused (or its reply lost): the read path */
 		fi }
 	/* Release: Get(owner) */
 	:: atomic { up(i) && st[i] == RELGET ->
 		if
 		:: !own_ex -> st[i] = RELEX
 		:: own_ex && (own_data != i || own_eph != cSid[i]) -> releaseLost(i) /* not ours: ErrClaimLost */
-		:: own_ex && own_data == i && own_eph == cSid[i] -> st[i] = RELDEL
+		:: own_ex && own_data == i && own_eph == cSid[i] -> ov[i] = own_ver; st[i] = RELDEL
 		fi }
 	/* gone: released if the epoch is still E (an earlier attempt), else lost */
 	:: atomic { up(i) && st[i] == RELEX ->
@@ -603,13 +654,13 @@ end:
 	:: atomic { up(i) && st[i] == RELDEL ->
 		if
 #ifdef BUG_RELEASE_NOEPOCH
-		:: own_ex ->
+		:: own_ex && own_ver == ov[i] ->
 #else
-		:: own_ex && ep_ex && ep_ver == cE[i] ->
+		:: own_ex && own_ver == ov[i] && ep_ex && ep_ver == cE[i] ->
 #endif
 			/* (3) only our own node */
 			assert(own_data == i && own_eph == cSid[i]); /*(3)*/
-			own_ex = 0; own_data = 0; own_eph = 0;
+			own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0;
 			loseReply(l);
 			if
 			:: l -> l = 0; st[i] = RELGET   /* retried: finds it gone */
@@ -622,12 +673,15 @@ end:
 			:: l -> l = 0; st[i] = RELGET
 			:: else -> releaseLost(i)
 			fi
+		:: own_ex && own_ver != ov[i] && ep_ex && ep_ver == cE[i] -> st[i] = RELGET /* the node changed: look again */
+#else
+		:: own_ex && own_ver != ov[i] -> st[i] = RELGET
 #endif
 		:: !own_ex -> st[i] = RELGET        /* the node went: look again */
 		fi }
 	/* the release times out (claim.Config.ReleaseTimeout, the granted
 	 * session timeout) while the client is cut off */
-	:: atomic { cut[i] == 2 && (st[i] == RELGET || st[i] == RELEX || st[i] == RELDEL) -> releaseLost(i) }
+	:: atomic { cut[i] == 2 && (st[i] == RELFAST || st[i] == RELGET || st[i] == RELEX || st[i] == RELDEL) -> releaseLost(i) }
 
 	/* ---- ReleaseAfterLoss(id i, session cSid): read the epoch, read the
 	 *      owner node, Multi(Check(epoch, version read), Delete(owner, version));
@@ -639,15 +693,15 @@ end:
 		fi }
 	:: atomic { up(i) && st[i] == RALGET ->
 		if
-		:: own_ex && own_data == i && own_eph == cSid[i] -> st[i] = RALDEL
+		:: own_ex && own_data == i && own_eph == cSid[i] -> ov[i] = own_ver; st[i] = RALDEL
 		:: else -> toIdle(i)                 /* gone, or not ours: nothing to do */
 		fi }
 	:: atomic { up(i) && st[i] == RALDEL ->
 		if
-		:: own_ex && (tev[i] == NOV || ep_ex && ep_ver == tev[i]) ->
+		:: own_ex && own_ver == ov[i] && (tev[i] == NOV || ep_ex && ep_ver == tev[i]) ->
 			/* (3) only our own node */
 			assert(own_data == i && own_eph == cSid[i]); /*(3)*/
-			own_ex = 0; own_data = 0; own_eph = 0;
+			own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0;
 			loseReply(l);
 			if
 			:: l -> l = 0; st[i] = RALEP     /* retried: finds it gone */
@@ -763,6 +817,12 @@ end:
 	/* an unfenced write of the offset (CommitOffset, an operator tool): no epoch bump */
 	:: atomic { nopdel < MAXOPDEL && off_ex && off_ver < MAXVER -> nopdel++; resetGen++; otherWrite();
 		if :: off_val = 0 :: off_val = MAXOFF fi; off_ver++; hiC = off_val }
+#endif
+#ifdef UPSTREAM
+	/* an upstream member (or an operator's tool) creates the owner node, at
+	   version 0, when none exists, and deletes it later; the epoch stays */
+	:: atomic { nup < MAXUP && !own_ex -> nup++; own_ex = 1; own_data = OPR; own_eph = 0; own_ver = 0 }
+	:: atomic { own_ex && own_data == OPR -> own_ex = 0; own_data = 0; own_eph = 0; own_ver = 0 }
 #endif
 #ifdef OP_DEL_EPOCH
 	/* the operator deletes the epoch node */
