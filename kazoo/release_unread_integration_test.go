@@ -114,3 +114,40 @@ func TestIntegrationReleaseLeavesAnUpstreamMembersNode(t *testing.T) {
 		t.Fatal("partition 2: owner node survives the batch release")
 	}
 }
+
+// The window the model found (find-7 in model/README.md) in a release that
+// reads: it reads our node, our session expires, and an upstream member,
+// which keeps no epochs, creates its node before the fenced delete. The
+// epoch has not moved; only the version tells the nodes apart, ours at 1,
+// the upstream member's at 0. Before owner nodes were made at version 1
+// the delete, at version 0, removed the upstream member's node.
+func TestIntegrationReadingReleaseLeavesAnUpstreamMembersNode(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	cg := kz.Consumergroup("g")
+	a := cg.Instance("a")
+	upstream := e.client()
+	node := upstream.ownerPath("g", "t", 0)
+	cgMust(a.Claim("t", 0)).get(t)
+	replaced := false
+	cg.testHook = func(s hookStep) error {
+		if s == stepReleaseDelete && !replaced {
+			replaced = true
+			e.expireOwner("g", "t", 0)
+			if _, err := upstream.conn.Create(node, []byte("upstream"), zk.FlagEphemeral, upstream.acl); err != nil {
+				t.Errorf("upstream member's claim of %s: %v", node, err)
+			}
+		}
+		return nil
+	}
+	err := a.ReleasePartition("t", 0)
+	cg.testHook = nil
+	if !replaced {
+		t.Fatal("the race was not exercised")
+	}
+	cgWantBare(t, err, ErrPartitionNotClaimed)
+	if id, _, ok := e.owner("g", "t", 0); !ok || id != "upstream" {
+		t.Fatalf("owner node %q (exists %v), want the upstream member's", id, ok)
+	}
+}
