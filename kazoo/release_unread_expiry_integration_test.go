@@ -11,8 +11,9 @@ import (
 // again, so the new claims' epoch is the old claim's, and their owner
 // nodes are at version 1 too. The release must leave them alone, as the
 // reading release did (the node is another session's): ErrClaimLost.
-// Two new claims: another instance's, and our own id's under the new
-// session.
+// Two new claims: another instance's (met by Release), and our own id's
+// under the new session (met by ReleaseBatch, with a claim of the new
+// session, which it releases).
 func TestIntegrationReleaseOfAnExpiredSessionAfterTheGroupWasDeleted(t *testing.T) {
 	t.Parallel()
 	const timeout = 2 * time.Second
@@ -42,16 +43,18 @@ func TestIntegrationReleaseOfAnExpiredSessionAfterTheGroupWasDeleted(t *testing.
 		return s.Status == SessionConnected && s.ID != s0.ID
 	})
 	again := cgMust(inst.Claim("t", 1)).get(t)
+	fresh := cgMust(inst.Claim("t", 2)).get(t)
 	if taken.Epoch != old0.Epoch || again.Epoch != old1.Epoch {
 		t.Fatalf("new claims %s and %s, old %s and %s: the test needs equal epochs", taken, again, old0, old1)
 	}
 
 	err0 := inst.Release(old0)
-	err1 := inst.Release(old1)
+	errs := inst.ReleaseBatch([]*PartitionClaim{old1, fresh})
 	if id, _, ok := e.owner("g", "t", 0); !ok || id != "other" {
 		t.Errorf("the release of %s (err %v) deleted the node of %s (owner %q, exists %v)", old0, err0, taken, id, ok)
 	}
 	e.assertOwner("g", "t", 1, "zombie", kz)
 	cgWantErr(t, err0, ErrClaimLost)
-	cgWantErr(t, err1, ErrClaimLost)
+	cgWantErr(t, errs[0], ErrClaimLost)
+	cgNoErr(t, errs[1])
 }
