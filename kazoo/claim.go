@@ -237,7 +237,9 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 	kz := cgi.kz()
 	owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
 	epoch := kz.epochPath(cgi.cg.Name, c.Topic, c.Partition)
-	if unread && c.OwnerVersion > 0 {
+	if unread && c.OwnerVersion > 0 && c.SessionID == kz.SessionID() {
+		// Only under the claim's session: after it, the epoch node may
+		// have been created again (a deleted group) and its version reused.
 		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}

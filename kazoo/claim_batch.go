@@ -270,10 +270,11 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 	// or whose node reads as its own; nil: Release alone.
 	pairs := make([][]any, len(cs))
 	var unknown []int // the claims whose owner node is read first
+	sid := kz.SessionID()
 	for i, c := range cs {
 		switch {
 		case cgi.checkClaim(c) != nil:
-		case c.OwnerVersion > 0:
+		case c.OwnerVersion > 0 && c.SessionID == sid: // as in release
 			pairs[i] = unreadRelease(c, kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition), kz.epochPath(cgi.cg.Name, c.Topic, c.Partition))
 		default:
 			unknown = append(unknown, i)
