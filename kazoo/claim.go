@@ -218,11 +218,15 @@ func claimedByOther(owner string, data []byte, stat *zk.Stat) error {
 // ErrClaimLost and nothing is deleted. If the owner node is already gone
 // and the epoch has not moved, the partition is released: nil.
 //
-// A claim that knows its owner node's version (OwnerVersion) is first
-// released without a read: Multi(Check(epoch, Epoch), Delete(owner,
-// OwnerVersion)). While the epoch is the claim's, a node at that version
-// is the claim's own (see PartitionClaim.OwnerVersion). A refusal or a
-// lost reply falls back to reading the node, as for any other claim.
+// A claim that knows its owner node's version (OwnerVersion), made under
+// the current session by an instance this client registered, is first
+// released without a read: Multi(Check(registration), Check(epoch,
+// Epoch), Delete(owner, OwnerVersion)). While the epoch is the claim's, a
+// node at that version is the claim's own (see
+// PartitionClaim.OwnerVersion); the registration, gone with an expired
+// session, keeps a request the client sends under the next session from
+// applying. A refusal or a lost reply falls back to reading the node, as
+// for any other claim. See docs/coordination.md#releases-without-a-read.
 func (cgi *ConsumergroupInstance) Release(c *PartitionClaim) error {
 	return cgi.release(c, true)
 }
@@ -237,13 +241,11 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 	kz := cgi.kz()
 	owner := kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition)
 	epoch := kz.epochPath(cgi.cg.Name, c.Topic, c.Partition)
-	if unread && c.OwnerVersion > 0 && c.SessionID == kz.SessionID() {
-		// Only under the claim's session: after it, the epoch node may
-		// have been created again (a deleted group) and its version reused.
+	if unread && c.OwnerVersion > 0 && cgi.releasesUnread(c.SessionID) {
 		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}
-		if _, err := kz.conn.Multi(unreadRelease(c, owner, epoch)...); err == nil {
+		if _, err := kz.conn.Multi(append([]any{cgi.registrationFence()}, unreadRelease(c, owner, epoch)...)...); err == nil {
 			return nil
 		}
 		// Refused (the epoch moved, the node went or is not the claim's) or
@@ -289,12 +291,26 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 }
 
 // unreadRelease is the fenced delete of c's owner node at the version c
-// made, without a read: Check(epoch, c.Epoch), Delete(owner, c.OwnerVersion).
+// made, without a read: Check(epoch, c.Epoch), Delete(owner,
+// c.OwnerVersion). It goes after registrationFence in its Multi: the
+// version tells our node from an upstream member's, the epoch from a later
+// claim's, but neither tells the claim's session from a later one after
+// the group was deleted (the epoch node made again, its versions reused).
+// Only a request of the claim's session can find the instance's
+// registration, which went with that session: the client's next session
+// registers again only after the requests it queued while cut off went
+// out. See docs/coordination.md#releases-without-a-read.
 func unreadRelease(c *PartitionClaim, owner, epoch string) []any {
 	return []any{
 		&zk.CheckVersionRequest{Path: epoch, Version: c.Epoch},
 		&zk.DeleteRequest{Path: owner, Version: c.OwnerVersion},
 	}
+}
+
+// registrationFence is the check, first in a Multi of unreadRelease
+// deletes, that the instance's registration exists (any version).
+func (cgi *ConsumergroupInstance) registrationFence() any {
+	return &zk.CheckVersionRequest{Path: cgi.regPath(), Version: -1}
 }
 
 // CommitOffsetFenced stores offset (the next offset to consume) as the

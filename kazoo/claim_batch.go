@@ -270,11 +270,12 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 	// or whose node reads as its own; nil: Release alone.
 	pairs := make([][]any, len(cs))
 	var unknown []int // the claims whose owner node is read first
-	sid := kz.SessionID()
+	unread := false   // a delete without a read is in the batch: fenced by the registration
 	for i, c := range cs {
 		switch {
 		case cgi.checkClaim(c) != nil:
-		case c.OwnerVersion > 0 && c.SessionID == sid: // as in release
+		case c.OwnerVersion > 0 && cgi.releasesUnread(c.SessionID): // as in release
+			unread = true
 			pairs[i] = unreadRelease(c, kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition), kz.epochPath(cgi.cg.Name, c.Topic, c.Partition))
 		default:
 			unknown = append(unknown, i)
@@ -305,7 +306,11 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 		for _, i := range batched {
 			done[i] = true
 		}
-		for _, k := range inRounds(len(fenced), func(parts []int) batchRound { return cgi.releaseInOneMulti(fenced, parts) }) {
+		var prefix []any
+		if unread {
+			prefix = []any{cgi.registrationFence()}
+		}
+		for _, k := range inRounds(len(fenced), func(parts []int) batchRound { return cgi.releaseInOneMulti(prefix, fenced, parts) }) {
 			done[batched[k]] = false
 		}
 	}
@@ -316,11 +321,13 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 	})
 }
 
-// releaseInOneMulti sends the fenced deletes of fenced[parts] in one
-// Multi. A refusal by a partition's own nodes (its epoch moved, its owner
-// node changed or went) names that partition.
-func (cgi *ConsumergroupInstance) releaseInOneMulti(fenced [][]any, parts []int) batchRound {
-	ops := make([]any, 0, 2*len(parts))
+// releaseInOneMulti sends prefix (nil, or the registration fence) and the
+// fenced deletes of fenced[parts] in one Multi. A refusal by a partition's
+// own nodes (its epoch moved, its owner node changed or went) names that
+// partition; a refusal by the prefix, none.
+func (cgi *ConsumergroupInstance) releaseInOneMulti(prefix []any, fenced [][]any, parts []int) batchRound {
+	ops := make([]any, 0, len(prefix)+2*len(parts))
+	ops = append(ops, prefix...)
 	for _, k := range parts {
 		ops = append(ops, fenced[k]...)
 	}
@@ -332,11 +339,12 @@ func (cgi *ConsumergroupInstance) releaseInOneMulti(fenced [][]any, parts []int)
 	switch {
 	case err == nil:
 		return batchRound{done: true}
-	case op >= 0 && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
-		return batchRound{refusedBy: op / 2}
+	case op >= len(prefix) && (errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)):
+		return batchRound{refusedBy: (op - len(prefix)) / 2}
 	default:
-		// Lost in flight: maybe applied, and Release finds the node gone
-		// under the epoch it fenced with: released.
+		// Refused by the registration fence (each claim is then released
+		// reading its node), or lost in flight: maybe applied, and Release
+		// finds the node gone under the epoch it fenced with: released.
 		return batchRound{refusedBy: -1}
 	}
 }

@@ -217,6 +217,7 @@ func TestIntegrationClaimRaceLateRelease(t *testing.T) {
 	cgA := kzA.Consumergroup("g")
 	a := cgA.Instance("a")
 	b := kzB.Consumergroup("g").Instance("b")
+	cgNoErr(t, a.Register([]string{"t"})) // so that a.Release deletes without a read first
 
 	for i, release := range []func(*PartitionClaim) error{
 		func(*PartitionClaim) error { return a.ReleasePartition("t", 0) },

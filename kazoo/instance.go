@@ -138,6 +138,7 @@ func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []by
 			return rerr
 		}
 	}
+	cgi.kz().registered.Store(node, true)
 	return err
 }
 
@@ -176,9 +177,18 @@ func (cgi *ConsumergroupInstance) Deregister() error {
 	if err := cgi.check(); err != nil {
 		return err
 	}
+	cgi.kz().registered.Delete(cgi.regPath()) // before: a release after it reads, whatever Delete answers
 	return cgi.onOwnRegistration("delete", func(conn *zk.Conn, node string, version int32) error {
 		return conn.Delete(node, version)
 	})
+}
+
+// releasesUnread reports whether this client registered the instance (and
+// has not deregistered it) under session sid, the current one: only then
+// may a release skip reading the owner node (see unreadRelease).
+func (cgi *ConsumergroupInstance) releasesUnread(sid int64) bool {
+	_, ok := cgi.kz().registered.Load(cgi.regPath())
+	return ok && sid == cgi.kz().SessionID()
 }
 
 // onOwnRegistration runs op (a set or delete at the node's exact version)

@@ -27,6 +27,9 @@ type Kazoo struct {
 	// client's Close would otherwise wait for it.
 	dialCtx    context.Context
 	dialCancel context.CancelFunc
+	// registered holds the registration nodes this client registered and
+	// has not deregistered (a key per node; see unreadRelease).
+	registered sync.Map
 
 	closeOnce sync.Once
 }

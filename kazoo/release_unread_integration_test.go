@@ -35,14 +35,16 @@ func TestIntegrationClaimsMakeOwnerNodesAtVersionOne(t *testing.T) {
 	}
 }
 
-// A release of claims that know their owner node's version reads nothing:
-// one Multi for the batch, one for a single Release.
+// A release of claims that know their owner node's version, by a
+// registered instance, reads nothing: one Multi for the batch, one for a
+// single Release. An instance not registered reads, as before.
 func TestIntegrationReleaseReadsNoOwnerNode(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
 	counter := testenv.NewZKCounter(t, testenv.ZKAddr())
 	kz := cgConnect(t, []string{counter.Addr()}, e.chroot, 0)
 	a := kz.Consumergroup("g").Instance("a")
+	cgNoErr(t, a.Register([]string{"t"}))
 	var reqs []ClaimRequest
 	for p := range int32(9) {
 		reqs = append(reqs, ClaimRequest{Topic: "t", Partition: p})
@@ -73,6 +75,15 @@ func TestIntegrationReleaseReadsNoOwnerNode(t *testing.T) {
 			t.Fatalf("partition %d: owner node survives the release", p)
 		}
 	}
+
+	// Not registered (any more): the release reads, as before.
+	c := cgMust(a.Claim("t", 0)).get(t)
+	cgNoErr(t, a.Deregister())
+	before = counter.Counts()
+	cgNoErr(t, a.Release(c))
+	if sent = counter.Counts().Minus(before); sent.Reads != 1 || sent.Writes != 1 {
+		t.Fatalf("Release of an instance not registered sent %d reads and %d writes, want 1 and 1", sent.Reads, sent.Writes)
+	}
 }
 
 // A release without a read never deletes a node that is not its claim's,
@@ -85,6 +96,7 @@ func TestIntegrationReleaseLeavesAnUpstreamMembersNode(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
 	a := e.client().Consumergroup("g").Instance("a")
+	cgNoErr(t, a.Register([]string{"t"}))
 	upstream := e.client()
 	var claims []*PartitionClaim
 	for p := range int32(3) {
