@@ -109,8 +109,9 @@ func (r *KazooRegistry) WatchOwner(ctx context.Context, topic string, partition 
 // ctx is done, even while ZooKeeper is unreachable. A call still queued
 // behind a batch in flight is then withdrawn unsent; one already in a
 // batch goes on in a goroutine of its own until its request returns: when
-// the connection comes back (the release may still apply then; its epoch
-// fence keeps it from touching any later claim) or when the Kazoo is
+// the connection comes back (the release may still apply then; its
+// fences, the epoch and, for a release without a read, the instance's
+// registration, keep it from touching any later claim) or when the Kazoo is
 // closed. So no goroutine outlives the connection.
 func (r *KazooRegistry) Release(ctx context.Context, c *kazoo.PartitionClaim) error {
 	if err := ctx.Err(); err != nil {

@@ -55,7 +55,8 @@
 //   - Commit (CommitOffsetFenced): Multi(Check(epoch, E), SetData(offset,
 //     expected version)). Release: Multi(Check(epoch, E), Delete(owner,
 //     exact version)), at the version the claim made without reading the
-//     node, then, refused or lost, at the version read (see
+//     node (fenced by the instance's registration too), then, refused or
+//     lost, at the version read (see
 //     docs/coordination.md#releases-without-a-read). After anyone else's
 //     claim, or a reset, both fail and
 //     change nothing. ReleaseAfterLoss removes an owner node that a moved
