@@ -245,7 +245,7 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}
-		if _, err := kz.conn.Multi(append([]any{cgi.registrationFence()}, unreadRelease(c, owner, epoch)...)...); err == nil {
+		if _, err := kz.conn.Multi(append([]any{cgi.registrationFence()}, releaseOps(c, owner, epoch, c.OwnerVersion)...)...); err == nil {
 			return nil
 		}
 		// Refused (the epoch moved, the node went or is not the claim's) or
@@ -272,10 +272,7 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 		if err := cgi.cg.hook(stepReleaseDelete); err != nil {
 			return znodeErr("delete", owner, err)
 		}
-		resp, err := kz.conn.Multi(
-			&zk.CheckVersionRequest{Path: epoch, Version: c.Epoch},
-			&zk.DeleteRequest{Path: owner, Version: stat.Version},
-		)
+		resp, err := kz.conn.Multi(releaseOps(c, owner, epoch, stat.Version)...)
 		switch op := failedOp(resp); {
 		case err == nil:
 			return nil
@@ -290,9 +287,10 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 	return znodeErr("release", owner, fmt.Errorf("%w after %d attempts", ErrClaimContended, claimAttempts))
 }
 
-// unreadRelease is the fenced delete of c's owner node at the version c
-// made, without a read: Check(epoch, c.Epoch), Delete(owner,
-// c.OwnerVersion). It goes after registrationFence in its Multi: the
+// releaseOps are the operations of c's release: Check(epoch, c.Epoch),
+// Delete(owner, version), at the version read or, without a read, at
+// c.OwnerVersion. A release without a read puts them after
+// registrationFence in its Multi: the
 // version tells our node from an upstream member's, the epoch from a later
 // claim's, but neither tells the claim's session from a later one after
 // the group was deleted (the epoch node made again, its versions reused).
@@ -300,15 +298,15 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 // registration, which went with that session: the client's next session
 // registers again only after the requests it queued while cut off went
 // out. See docs/coordination.md#releases-without-a-read.
-func unreadRelease(c *PartitionClaim, owner, epoch string) []any {
+func releaseOps(c *PartitionClaim, owner, epoch string, version int32) []any {
 	return []any{
 		&zk.CheckVersionRequest{Path: epoch, Version: c.Epoch},
-		&zk.DeleteRequest{Path: owner, Version: c.OwnerVersion},
+		&zk.DeleteRequest{Path: owner, Version: version},
 	}
 }
 
-// registrationFence is the check, first in a Multi of unreadRelease
-// deletes, that the instance's registration exists (any version).
+// registrationFence is the check, first in a Multi of releases without a
+// read, that the instance's registration exists (any version).
 func (cgi *ConsumergroupInstance) registrationFence() any {
 	return &zk.CheckVersionRequest{Path: cgi.regPath(), Version: -1}
 }

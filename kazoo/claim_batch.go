@@ -39,8 +39,8 @@ const multiOpBytes = 32
 // inBatches calls run for consecutive ranges [start, end) of n partitions,
 // each of at most MaxBatch partitions and, by size(i) (partition i's
 // strings for its operations, and multiOpBytes for each beyond two), at
-// most maxMultiBytes; a partition
-// bigger than that alone goes in a range of its own.
+// most maxMultiBytes; a partition bigger than that alone goes in a range
+// of its own.
 func inBatches(n int, size func(i int) int, run func(start, end int)) {
 	for start := 0; start < n; {
 		end, bytes := start, 0
@@ -276,7 +276,7 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 		case cgi.checkClaim(c) != nil:
 		case c.OwnerVersion > 0 && cgi.releasesUnread(c.SessionID): // as in release
 			unread = true
-			pairs[i] = unreadRelease(c, kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition), kz.epochPath(cgi.cg.Name, c.Topic, c.Partition))
+			pairs[i] = releaseOps(c, kz.ownerPath(cgi.cg.Name, c.Topic, c.Partition), kz.epochPath(cgi.cg.Name, c.Topic, c.Partition), c.OwnerVersion)
 		default:
 			unknown = append(unknown, i)
 		}
@@ -288,10 +288,7 @@ func (cgi *ConsumergroupInstance) releaseBatch(cs []*PartitionClaim, out []error
 		if err != nil || string(data) != c.InstanceID || stat.EphemeralOwner != c.SessionID {
 			return
 		}
-		pairs[unknown[k]] = []any{
-			&zk.CheckVersionRequest{Path: kz.epochPath(cgi.cg.Name, c.Topic, c.Partition), Version: c.Epoch},
-			&zk.DeleteRequest{Path: owner, Version: stat.Version},
-		}
+		pairs[unknown[k]] = releaseOps(c, owner, kz.epochPath(cgi.cg.Name, c.Topic, c.Partition), stat.Version)
 	})
 	var batched []int  // the claims in the batch, in cs' order
 	var fenced [][]any // their fenced deletes

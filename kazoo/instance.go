@@ -185,7 +185,7 @@ func (cgi *ConsumergroupInstance) Deregister() error {
 
 // releasesUnread reports whether this client registered the instance (and
 // has not deregistered it) under session sid, the current one: only then
-// may a release skip reading the owner node (see unreadRelease).
+// may a release skip reading the owner node (see releaseOps).
 func (cgi *ConsumergroupInstance) releasesUnread(sid int64) bool {
 	_, ok := cgi.kz().registered.Load(cgi.regPath())
 	return ok && sid == cgi.kz().SessionID()

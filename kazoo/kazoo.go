@@ -28,7 +28,7 @@ type Kazoo struct {
 	dialCtx    context.Context
 	dialCancel context.CancelFunc
 	// registered holds the registration nodes this client registered and
-	// has not deregistered (a key per node; see unreadRelease).
+	// has not deregistered (a key per node; see registrationFence).
 	registered sync.Map
 
 	closeOnce sync.Once
