@@ -58,6 +58,7 @@ type ConsumerGroup struct {
 	closeExpired chan struct{}
 	expireOnce   sync.Once
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
+	watchSlots   chan struct{} // the workers' claim watches being armed (worker.Deps.WatchSlots)
 	done         chan struct{} // closed when the manage loop has stopped every partition
 	gate         *fence.Gate   // closed while this instance is fenced off
 
@@ -144,6 +145,7 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		closeExpired: make(chan struct{}),
 		drainsCut:    make(chan struct{}),
 		sweepWake:    make(chan struct{}, 1),
+		watchSlots:   worker.NewWatchSlots(),
 		done:         make(chan struct{}),
 		gate:         fence.NewGate(),
 		sink:         opts.sink,

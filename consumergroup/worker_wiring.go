@@ -68,6 +68,7 @@ func (cg *ConsumerGroup) workerDeps() worker.Deps {
 		Stopping:        cg.stopper,
 		DrainsCut:       cg.drainsCut,
 		WakeSweep:       cg.wakeForSweep,
+		WatchSlots:      cg.watchSlots,
 		BeforeRelease:   func(w *worker.Worker) { runBeforeRelease(cg, w) },
 	}
 	if cg.gate != nil {

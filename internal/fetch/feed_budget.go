@@ -2,7 +2,9 @@ package fetch
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/IBM/sarama"
 )
@@ -12,12 +14,27 @@ import (
 // fetches (it can never stall); one holding a batch fetches ahead only
 // while the budget has room for a whole fetch. See docs/batch-feed.md,
 // "The feed budget".
+//
+// Partitions waiting for room queue; bytes given back go to those they
+// can serve, in the order they came, and wake no other: behind a slow
+// reader most of a large group waits here, and waking every one of them
+// at each batch handed out cost them all a futile turn.
 type feedBudget struct {
 	limit int64
 
-	mu    sync.Mutex
-	used  int64
-	freed chan struct{} // closed, and replaced, whenever bytes are given back
+	mu      sync.Mutex
+	used    int64
+	waiting []*budgetWait // in the order they came
+
+	wakeups atomic.Int64 // waits in reserve that ended (tests)
+}
+
+// budgetWait is one partition waiting in reserve.
+type budgetWait struct {
+	h       *feedHold
+	n       int64
+	granted int64         // reserved for it when it was let go (under mu)
+	done    chan struct{} // closed when it is let go
 }
 
 // feedHold is what one partition's feed holds of a feedBudget. Its field
@@ -25,7 +42,7 @@ type feedBudget struct {
 type feedHold struct{ held int64 }
 
 func newFeedBudget(limit int64) *feedBudget {
-	return &feedBudget{limit: limit, freed: make(chan struct{})}
+	return &feedBudget{limit: limit}
 }
 
 // reserve waits until h may fetch n bytes ahead: at once when h holds
@@ -33,26 +50,42 @@ func newFeedBudget(limit int64) *feedBudget {
 // room for n (reserved for h: it returns n). It returns false when ctx
 // ends first.
 func (b *feedBudget) reserve(ctx context.Context, h *feedHold, n int64) (int64, bool) {
-	for {
-		b.mu.Lock()
-		if h.held == 0 {
-			b.mu.Unlock()
-			return 0, true
-		}
-		if b.used+n <= b.limit {
-			b.used += n
-			h.held += n
-			b.mu.Unlock()
-			return n, true
-		}
-		freed := b.freed
+	b.mu.Lock()
+	if h.held == 0 {
 		b.mu.Unlock()
-		select {
-		case <-freed:
-		case <-ctx.Done():
-			return 0, false
-		}
+		return 0, true
 	}
+	if b.used+n <= b.limit {
+		b.take(h, n)
+		b.mu.Unlock()
+		return n, true
+	}
+	w := &budgetWait{h: h, n: n, done: make(chan struct{})}
+	b.waiting = append(b.waiting, w)
+	b.mu.Unlock()
+	select {
+	case <-w.done:
+		b.wakeups.Add(1)
+		return w.granted, true
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	select {
+	case <-w.done: // let go meanwhile: give its reservation back
+		b.used -= w.granted
+		h.held -= w.granted
+		b.letGo()
+	default:
+		b.waiting = slices.DeleteFunc(b.waiting, func(x *budgetWait) bool { return x == w })
+	}
+	return 0, false
+}
+
+// take reserves n for h. b.mu is held.
+func (b *feedBudget) take(h *feedHold, n int64) {
+	b.used += n
+	h.held += n
 }
 
 // settle replaces what reserve reserved for h's fetch by what the fetch
@@ -63,7 +96,7 @@ func (b *feedBudget) settle(h *feedHold, reserved, actual int64) {
 	b.used += actual - reserved
 	h.held += actual - reserved
 	if actual < reserved {
-		b.wake()
+		b.letGo()
 	}
 }
 
@@ -76,7 +109,7 @@ func (b *feedBudget) release(h *feedHold, n int64) {
 	defer b.mu.Unlock()
 	b.used -= n
 	h.held -= n
-	b.wake()
+	b.letGo()
 }
 
 // releaseAll gives back everything h holds (a feed stopped).
@@ -85,14 +118,28 @@ func (b *feedBudget) releaseAll(h *feedHold) {
 	defer b.mu.Unlock()
 	b.used -= h.held
 	h.held = 0
-	b.wake()
+	b.letGo()
 }
 
-// wake tells the partitions waiting in reserve that bytes were given
-// back. b.mu is held.
-func (b *feedBudget) wake() {
-	close(b.freed)
-	b.freed = make(chan struct{})
+// letGo lets go, in the order they came, the waiting partitions that hold
+// nothing any more and those the budget has room for now, reserving for
+// the latter; the others keep waiting, unwoken. b.mu is held.
+func (b *feedBudget) letGo() {
+	kept := b.waiting[:0]
+	for _, w := range b.waiting {
+		switch {
+		case w.h.held == 0:
+		case b.used+w.n <= b.limit:
+			b.take(w.h, w.n)
+			w.granted = w.n
+		default:
+			kept = append(kept, w)
+			continue
+		}
+		close(w.done)
+	}
+	clear(b.waiting[len(kept):])
+	b.waiting = kept
 }
 
 // heldBytes is what msgs hold against the budget: their keys, values and

@@ -87,3 +87,51 @@ func reserveWaits(t *testing.T, b *feedBudget, h *feedHold, n int64) <-chan int6
 	}
 	return got
 }
+
+// Room made in the budget goes to the partitions it can serve, and wakes
+// no other: a group of thousands of partitions behind a slow reader has
+// most of them waiting, and each batch handed out, each fetch that
+// returned less than it reserved, used to wake every one of them to find
+// no room and wait again.
+func TestFeedBudgetWakesOnlyWhomItServes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const waiting = 50
+		b := newFeedBudget(1000)
+		var owner feedHold
+		b.settle(&owner, 0, 1000-waiting) // with the waiting ones' batches, the budget is full
+		holds := make([]feedHold, waiting)
+		got := make(chan int64, waiting)
+		for i := range holds {
+			b.settle(&holds[i], 0, 1) // each holds a batch: it must wait for room
+		}
+		defer func() { // a failed check leaves partitions waiting: let them go
+			for i := range holds {
+				b.releaseAll(&holds[i])
+			}
+		}()
+		for i := range holds {
+			go func() {
+				r, _ := b.reserve(context.Background(), &holds[i], 10)
+				got <- r
+			}()
+		}
+		synctest.Wait()
+		if n := len(got); n != 0 {
+			t.Fatalf("%d of %d fetched ahead over a full budget", n, waiting)
+		}
+		woken := b.wakeups.Load()
+		b.release(&owner, 20) // room for two fetches of 10
+		synctest.Wait()
+		if n := len(got); n != 2 {
+			t.Fatalf("room for 2 let %d fetch ahead", n)
+		}
+		if w := b.wakeups.Load() - woken; w > 2 {
+			t.Fatalf("room for 2 woke %d waiting partitions", w)
+		}
+		b.releaseAll(&owner) // room for every one
+		synctest.Wait()
+		if n := len(got); n != waiting {
+			t.Fatalf("after the owner stopped, %d of %d fetched ahead", n, waiting)
+		}
+	})
+}

@@ -25,11 +25,23 @@ const claimWatchRetry = 200 * time.Millisecond
 //
 // stop is closed before the worker releases the claim itself, so its own
 // release is never taken for a loss.
+//
+// Arming takes one of Deps.WatchSlots for its two reads. ZooKeeper answers
+// a session's requests in order, and a rebalance that gains hundreds of
+// partitions would otherwise send hundreds of arming reads at once: the
+// claims still to come, and every gained partition's offset read, would
+// wait behind all of them before the first message. A few at a time, the
+// watches are armed as fast, and those waits are gone. See
+// docs/coordination.md, "Claim watches".
 func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
 	for {
+		if !w.takeWatchSlot(stop) {
+			return
+		}
 		// Both watches, not WatchClaim's merged channel: that costs a
 		// goroutine per owned partition, beside this one.
 		changed, err := w.deps.Registry.WatchClaimNodes(pc)
+		w.giveWatchSlot()
 		select {
 		case <-stop:
 			return
@@ -61,5 +73,35 @@ func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, 
 		case <-changed.Epoch:
 		case <-changed.Owner:
 		}
+	}
+}
+
+// watchSlots is how many claim watches an instance arms at once (see
+// watchClaim): enough to keep the arming reads pipelined, few enough that a
+// claim or an offset read waits behind a handful of them at most.
+const watchSlots = 4
+
+// NewWatchSlots returns the slots an instance's workers share as
+// Deps.WatchSlots.
+func NewWatchSlots() chan struct{} { return make(chan struct{}, watchSlots) }
+
+// takeWatchSlot waits for one of Deps.WatchSlots (at once when there are
+// none). It returns false when stop is closed first.
+func (w *Worker) takeWatchSlot(stop <-chan struct{}) bool {
+	if w.deps.WatchSlots == nil {
+		return true
+	}
+	select {
+	case w.deps.WatchSlots <- struct{}{}:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// giveWatchSlot gives back the slot takeWatchSlot took.
+func (w *Worker) giveWatchSlot() {
+	if w.deps.WatchSlots != nil {
+		<-w.deps.WatchSlots
 	}
 }

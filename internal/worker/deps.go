@@ -75,6 +75,10 @@ type Deps struct {
 	// WakeSweep wakes the manage loop after a worker ended that may have
 	// left an owner node (see MayHoldNode).
 	WakeSweep func()
+	// WatchSlots, when not nil, bounds the claim watches being armed at
+	// once by the instance's workers: each arming holds a slot for its
+	// reads (see claim_watch.go). nil: no bound.
+	WatchSlots chan struct{}
 	// BeforeRelease, when not nil, runs in the worker's goroutine as it
 	// enters releasing: a test's hook.
 	BeforeRelease func(w *Worker)
