@@ -33,15 +33,25 @@ const claimWatchRetry = 200 * time.Millisecond
 // wait behind all of them before the first message. A few at a time, the
 // watches are armed as fast, and those waits are gone. See
 // docs/coordination.md, "Claim watches".
+//
+// A watch that fired on its node is checked again at once, without a
+// slot: under a live claim only a claim or a reset moves the epoch, and
+// only a release or the session's end deletes the owner node, so it is
+// a loss, and delivery must stop within a round trip, not behind the
+// armings of a rebalance. EventNotWatching (the session ended, every
+// watch at once) and a failed read wait for a slot like a first arming.
 func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, stop <-chan struct{}) {
+	slot := true // this arming takes a slot
 	for {
-		if !w.takeWatchSlot(stop) {
+		if slot && !w.takeWatchSlot(stop) {
 			return
 		}
 		// Both watches, not WatchClaim's merged channel: that costs a
 		// goroutine per owned partition, beside this one.
 		changed, err := w.deps.Registry.WatchClaimNodes(pc)
-		w.giveWatchSlot()
+		if slot {
+			w.giveWatchSlot()
+		}
 		select {
 		case <-stop:
 			return
@@ -65,14 +75,17 @@ func (w *Worker) watchClaim(pc *kazoo.PartitionClaim, owned *offsets.Partition, 
 				return
 			case <-t.C:
 			}
+			slot = true
 			continue
 		}
+		var ev kazoo.Event
 		select {
 		case <-stop:
 			return
-		case <-changed.Epoch:
-		case <-changed.Owner:
+		case ev = <-changed.Epoch:
+		case ev = <-changed.Owner:
 		}
+		slot = ev.Type == kazoo.EventNotWatching
 	}
 }
 

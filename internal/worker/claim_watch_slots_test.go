@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -99,4 +100,97 @@ func TestClaimWatchWaitingForASlotEndsWithTheWorker(t *testing.T) {
 			t.Fatalf("%d watches armed without a slot", all)
 		}
 	})
+}
+
+// firingRegistry arms watches on claim watched that the test fires, and
+// finds that claim lost once a watch fired; every other claim's arming
+// waits, holding its slot, until pass is closed.
+type firingRegistry struct {
+	watched *kazoo.PartitionClaim
+	owner   chan kazoo.Event
+	fired   chan struct{} // closed when the test fired the owner watch
+	pass    chan struct{}
+}
+
+func (r *firingRegistry) WatchClaimNodes(pc *kazoo.PartitionClaim) (kazoo.ClaimWatches, error) {
+	if pc != r.watched {
+		<-r.pass
+		return kazoo.ClaimWatches{Epoch: make(chan kazoo.Event), Owner: make(chan kazoo.Event)}, nil
+	}
+	select {
+	case <-r.fired:
+		return kazoo.ClaimWatches{}, fmt.Errorf("%w: owner node deleted", kazoo.ErrClaimLost)
+	default:
+		return kazoo.ClaimWatches{Epoch: make(chan kazoo.Event), Owner: r.owner}, nil
+	}
+}
+
+func (r *firingRegistry) ReleaseAfterLoss(*kazoo.PartitionClaim) error { return nil }
+
+// A watch that fired on its node says the claim ended (only a claim or a
+// reset moves an epoch node, and only a release or the session's end
+// deletes an owner node): its check goes ahead of the armings waiting for
+// a slot, so a rebalance arming hundreds of watches does not keep a lost
+// partition delivering until they are done. EventNotWatching, which the
+// session's end sends every watch at once, waits for a slot.
+func TestFiredClaimWatchDoesNotWaitForASlot(t *testing.T) {
+	for _, tc := range []struct {
+		event    kazoo.EventType
+		waitsFor bool // a slot
+	}{
+		{event: kazoo.EventNodeDeleted},
+		{event: kazoo.EventNodeDataChanged},
+		{event: kazoo.EventNotWatching, waitsFor: true},
+	} {
+		t.Run(tc.event.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { checkFiredWatchSlot(t, tc.event, tc.waitsFor) })
+		})
+	}
+}
+
+func checkFiredWatchSlot(t *testing.T, event kazoo.EventType, waitsForSlot bool) {
+	const slots = 2
+	watched := testClaim(1)
+	reg := &firingRegistry{watched: watched, owner: make(chan kazoo.Event, 1),
+		fired: make(chan struct{}), pass: make(chan struct{})}
+	var reported []error
+	deps := Deps{Registry: reg, Session: &fixedSession{s: kazoo.Session{ID: 1}},
+		WatchSlots:      make(chan struct{}, slots),
+		ReportPartition: func(_ string, _ int32, err error) { reported = append(reported, err) }}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	passed := false
+	defer func() {
+		if !passed {
+			close(reg.pass)
+		}
+	}()
+
+	w := newTestWorker(deps)
+	owned := adoptAt(w, watched, 0)
+	wg.Go(func() { w.watchClaim(watched, owned, stop) })
+	synctest.Wait()            // armed
+	for i := range 2 * slots { // a rebalance's armings take every slot, and more wait
+		other := &kazoo.PartitionClaim{Topic: "t", Partition: int32(i + 1), InstanceID: "i", SessionID: 1}
+		wg.Go(func() { newTestWorker(deps).watchClaim(other, nil, stop) })
+	}
+	synctest.Wait()
+
+	close(reg.fired)
+	reg.owner <- kazoo.Event{Type: event}
+	synctest.Wait()
+	if waitsForSlot {
+		if owned.Lost() {
+			t.Fatal("checked again without a slot after EventNotWatching")
+		}
+		close(reg.pass) // the armings end: the slots go round
+		passed = true
+		synctest.Wait()
+	}
+	if !owned.Lost() || len(reported) != 1 {
+		t.Fatalf("after its watch fired, with every slot taken: lost %v, %d reported; want true, 1",
+			owned.Lost(), len(reported))
+	}
 }
