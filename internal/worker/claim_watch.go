@@ -31,8 +31,8 @@ const claimWatchRetry = 200 * time.Millisecond
 // partitions would otherwise send hundreds of arming reads at once: the
 // claims still to come, and every gained partition's offset read, would
 // wait behind all of them before the first message. A few at a time, the
-// watches are armed as fast, and those waits are gone. See
-// docs/coordination.md, "Claim watches".
+// armings fill the gaps instead, later in a large rebalance. See
+// docs/coordination.md, "Claim watches, a few at a time".
 //
 // A watch that fired on its node is checked again at once, without a
 // slot: under a live claim only a claim or a reset moves the epoch, and
