@@ -290,10 +290,10 @@ func (cgi *ConsumergroupInstance) release(c *PartitionClaim, unread bool) error 
 // releaseOps are the operations of c's release: Check(epoch, c.Epoch),
 // Delete(owner, version), at the version read or, without a read, at
 // c.OwnerVersion. A release without a read puts them after
-// registrationFence in its Multi: the
-// version tells our node from an upstream member's, the epoch from a later
-// claim's, but neither tells the claim's session from a later one after
-// the group was deleted (the epoch node made again, its versions reused).
+// registrationFence in its Multi: the version tells our node from an
+// upstream member's, the epoch from a later claim's, but neither tells the
+// claim's session from a later one after the group was deleted (the epoch
+// node made again, its versions reused).
 // Only a request of the claim's session can find the instance's
 // registration, which went with that session: the client's next session
 // registers again only after the requests it queued while cut off went

@@ -73,9 +73,7 @@ func (b *feedBudget) reserve(ctx context.Context, h *feedHold, n int64) (int64, 
 	defer b.mu.Unlock()
 	select {
 	case <-w.done: // let go meanwhile: give its reservation back
-		b.used -= w.granted
-		h.held -= w.granted
-		b.letGo()
+		b.giveBack(h, w.granted)
 	default:
 		b.waiting = slices.DeleteFunc(b.waiting, func(x *budgetWait) bool { return x == w })
 	}
@@ -107,17 +105,21 @@ func (b *feedBudget) release(h *feedHold, n int64) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.used -= n
-	h.held -= n
-	b.letGo()
+	b.giveBack(h, n)
 }
 
 // releaseAll gives back everything h holds (a feed stopped).
 func (b *feedBudget) releaseAll(h *feedHold) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.used -= h.held
-	h.held = 0
+	b.giveBack(h, h.held)
+}
+
+// giveBack returns n of what h holds to the budget and lets go the
+// waiting partitions that can go on now. b.mu is held.
+func (b *feedBudget) giveBack(h *feedHold, n int64) {
+	b.used -= n
+	h.held -= n
 	b.letGo()
 }
 
