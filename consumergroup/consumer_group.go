@@ -60,6 +60,7 @@ type ConsumerGroup struct {
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	watchSlots   chan struct{} // the workers' claim watches being armed (worker.Deps.WatchSlots)
 	done         chan struct{} // closed when the manage loop has stopped every partition
+	fenceDone    chan struct{} // closed when the session fence has returned; nil: none runs
 	gate         *fence.Gate   // closed while this instance is fenced off
 
 	errorsMu      sync.RWMutex // report holds it to read, Close to close errors
@@ -171,7 +172,11 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 	cg.startMonitors()
 	fence := newSessionFence(cg)
 	if opts.runFence {
-		go fence.Run()
+		cg.fenceDone = make(chan struct{})
+		go func() {
+			defer close(cg.fenceDone)
+			fence.Run()
+		}()
 	}
 	go cg.manage(fence)
 	return cg, nil
@@ -267,6 +272,23 @@ func (cg *ConsumerGroup) teardown() {
 	}
 	if cg.kazoo != nil {
 		_ = cg.kazoo.Close()
+	}
+}
+
+// awaitFence waits for the session fence to return: at once, or as soon
+// as its probe in flight does, which closing the session answers (the
+// ZooKeeper client fails every request left when it closes). A second
+// bounds the wait, as the client bounds its own close.
+func (cg *ConsumerGroup) awaitFence() {
+	if cg.fenceDone == nil {
+		return
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-cg.fenceDone:
+	case <-t.C:
+		cg.log.Warn("the session fence's last probe is still unanswered after the session closed; not waiting for it")
 	}
 }
 
@@ -389,6 +411,7 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	}
 	cut := watch.stop()
 	cg.teardown()
+	cg.awaitFence()
 	if cg.monitors != nil {
 		cg.monitors.AwaitSessionWatch() // ended by the session's close: the session gauges show it closed
 	}

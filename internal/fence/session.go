@@ -132,8 +132,9 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// Run probes and keeps the gate until Deps.Stop is closed. It alone owns
-// the fence's state.
+// Run probes and keeps the gate until Deps.Stop is closed; it then
+// returns once its probe in flight, if any, has returned (closing the
+// session answers it). It alone owns the fence's state.
 func (f *Fence) Run() {
 	sess, changed := f.session()
 	generation := sess.Generation
@@ -195,8 +196,11 @@ func (f *Fence) Run() {
 	for {
 		select {
 		case <-f.stop:
-			// A probe in flight returns once Close closes the session; its
-			// result goes into the buffered channel.
+			// A probe in flight returns once Close closes the session:
+			// waiting for it leaves no goroutine of the fence behind.
+			if inFlight {
+				<-done
+			}
 			return
 		case <-tick.C:
 			probe()

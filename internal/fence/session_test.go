@@ -347,3 +347,32 @@ func TestLeaderViewAnswer(t *testing.T) {
 		t.Fatalf("%d probes pending proof, want 1 (the proven ones are dropped)", n)
 	}
 }
+
+// Run returns only once the probe it sent has returned, so no goroutine of
+// the fence outlives it: the group's Close waits for Run after closing the
+// session, which answers a probe still in flight.
+func TestSessionFenceRunReturnsAfterItsProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		z := newFakeZK(10 * time.Second)
+		release := z.hangProbes()
+		stop := make(chan struct{})
+		f := New(0.5, Deps{Session: z, Gate: NewGate(), Stop: stop, Log: slog.New(slog.DiscardHandler)})
+		done := make(chan struct{})
+		go func() { f.Run(); close(done) }()
+		synctest.Wait() // the first probe hangs
+		close(stop)
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("Run returned while its probe was still in flight")
+		default:
+		}
+		release()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Fatal("Run did not return once its probe had")
+		}
+	})
+}
