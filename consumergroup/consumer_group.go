@@ -60,6 +60,7 @@ type ConsumerGroup struct {
 	sweepWake    chan struct{} // a worker ended that may have left an owner node
 	watchSlots   chan struct{} // the workers' claim watches being armed (worker.Deps.WatchSlots)
 	done         chan struct{} // closed when the manage loop has stopped every partition
+	fenceStop    chan struct{} // closed by Close just before the teardown: the session fence stops
 	fenceDone    chan struct{} // closed when the session fence has returned; nil: none runs
 	gate         *fence.Gate   // closed while this instance is fenced off
 
@@ -133,15 +134,16 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 	}
 
 	cg := &ConsumerGroup{
-		config:   config,
-		name:     name,
-		chroot:   zkConf.Chroot,
-		topics:   append([]string(nil), topics...),
-		filter:   filter,
-		log:      config.logger().With("group", name),
-		messages: make(chan *sarama.ConsumerMessage),
-		errors:   make(chan error, max(config.ChannelBufferSize, 1)),
-		stopper:  make(chan struct{}),
+		config:    config,
+		name:      name,
+		chroot:    zkConf.Chroot,
+		topics:    append([]string(nil), topics...),
+		filter:    filter,
+		log:       config.logger().With("group", name),
+		messages:  make(chan *sarama.ConsumerMessage),
+		errors:    make(chan error, max(config.ChannelBufferSize, 1)),
+		stopper:   make(chan struct{}),
+		fenceStop: make(chan struct{}),
 
 		closeExpired: make(chan struct{}),
 		drainsCut:    make(chan struct{}),
@@ -410,6 +412,10 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 		errs = append(errs, e)
 	}
 	cut := watch.stop()
+	// The fence guards until here: the drains' final commits, the last
+	// commit round and the deregistration all run while it can still
+	// pause the gate, which also refuses commits to Kafka (docs/shutdown.md).
+	close(cg.fenceStop)
 	cg.teardown()
 	cg.awaitFence()
 	if cg.monitors != nil {

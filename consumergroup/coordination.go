@@ -81,7 +81,7 @@ func newSessionFence(cg *ConsumerGroup) *fence.Fence {
 	return fence.New(cg.config.Session.SelfFenceFraction, fence.Deps{
 		Session:  cg.kazoo,
 		Gate:     cg.gate,
-		Stop:     cg.stopper,
+		Stop:     cg.fenceStop,
 		Log:      cg.log,
 		OnPause:  func() { cg.met().fencePauses.Inc(1); cg.met().fenced.Update(1) },
 		OnResume: func() { cg.met().fenced.Update(0) },

@@ -355,6 +355,7 @@ func TestSessionFenceRunReturnsAfterItsProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		z := newFakeZK(10 * time.Second)
 		release := z.hangProbes()
+		defer release() // a failure below must not leave the probe hanging
 		stop := make(chan struct{})
 		f := New(0.5, Deps{Session: z, Gate: NewGate(), Stop: stop, Log: slog.New(slog.DiscardHandler)})
 		done := make(chan struct{})
