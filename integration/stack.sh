@@ -35,6 +35,13 @@
 #   KAFKA_PORT       9092                port of broker 1; broker N uses KAFKA_PORT+N-1
 #   KAFKA_BROKERS    1                   number of brokers (3 for fault tests)
 #   KAFKA_HEAP       512m                -Xmx of each broker
+#   STACK_JVM_OPTS   "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+#                                        JIT and GC options of every server's
+#                                        JVM: the default starts fast and uses
+#                                        little CPU on a small machine;
+#                                        "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"
+#                                        runs them as kafka-server-start.sh
+#                                        does (the full JIT, G1)
 #   STACK_TOPICS     "zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64"
 #                                        topics created by `up`, as name:partitions
 #   STACK_TIMEOUT    120                 seconds `up` waits for readiness
@@ -102,6 +109,7 @@ ZK_PEER_PORT="${ZK_PEER_PORT:-$((ZK_PORT + 1000))}"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_BROKERS="${KAFKA_BROKERS:-1}"
 KAFKA_HEAP="${KAFKA_HEAP:-512m}"
+STACK_JVM_OPTS="${STACK_JVM_OPTS:--XX:+UseSerialGC -XX:TieredStopAtLevel=1}"
 STACK_TOPICS="${STACK_TOPICS:-zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64}"
 STACK_TIMEOUT="${STACK_TIMEOUT:-120}"
 STACK_SECURE="${STACK_SECURE:-0}"
@@ -299,7 +307,8 @@ spawn() {
 	local name="$1" heap="$2" lib="$3"
 	shift 3
 	mkdir -p "$LOGS" "$PIDS"
-	setsid nohup java -Xms64m -Xmx"$heap" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+	# shellcheck disable=SC2086 # STACK_JVM_OPTS is a list of options
+	setsid nohup java -Xms64m -Xmx"$heap" $STACK_JVM_OPTS \
 		-Djava.awt.headless=true -Dzkgroup.stack="$name" \
 		-Dlog4j.configuration="file:$CONF/log4j.properties" \
 		-Dlog4j2.configurationFile="$CONF/log4j2.properties" \
