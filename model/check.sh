@@ -60,6 +60,7 @@ checks=(
 	"static-version-timing|safety|8|-DVERSION_TIMING|an absence named by the version: a reservation created anew (version 0 again) is ended at once|static.pml"
 	"note-static-delete-aba|safety|8|-DSPLIT_DELETE|the delete a round trip after its read: another deletion, the member back and gone again in between, and the new reservation goes|static.pml"
 	"static-live-no-delete|live|live|-DNO_DELETE|nobody deletes a reservation whose window ended: a gone member's partition stays unowned|static.pml"
+	"static-release-reserved|safety|9|-DRELEASE_RESERVED|a partition consumed here that a reserved share names after the shares were computed again is released, and waits unowned for the window|static.pml"
 )
 
 # trail prints a trail as one line per step: step, process, source line.
@@ -172,6 +173,7 @@ echo "  hands messages to an application; live: <>[] the assigned instance owns 
 echo "static.pml: (6) one owner; (7) while every reservation stands, a partition is claimed by its"
 echo "  original owner only (a restart moves nothing, a member back takes only its own share); (8) a"
 echo "  reservation is deleted only by an instance that timed a full window of that absence (its last"
-echo "  write); live: <>[] every partition owned (a gone member's share moves after its window)."
+echo "  write); (9) a partition consumed here is never left to a reserved share (kept until its member"
+echo "  is back); live: <>[] every partition owned (a gone member's share moves after its window)."
 echo "protocol model: $([[ $status == 0 ]] && echo "all checks as expected" || echo FAILED) after $((SECONDS - T0))s"
 exit $status

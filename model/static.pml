@@ -22,6 +22,9 @@
  *   SPLIT_DELETE      the delete is sent in a later step than the read it
  *                     is fenced by (a round trip): the residual race
  *   NO_DELETE         nobody deletes a reservation whose window ended
+ *   RELEASE_RESERVED  a partition consumed here that a reserved share
+ *                     names now (the shares computed again while its
+ *                     member is away) is released, and waits unowned
  */
 
 #define N        3
@@ -42,6 +45,15 @@ byte zx = N;      /* the store's last zxid */
 byte owner[N];    /* owner node of partition p: NOBODY or a member */
 byte leaves = 0;
 bool deleted = false;  /* a reservation was deleted (ghost) */
+
+/* may_release: a partition held here goes only to a registered member's
+ * share (or to nobody's); one a reserved share names now is kept until its
+ * member is back */
+#ifdef RELEASE_RESERVED
+#define may_release(a) true
+#else
+#define may_release(a) (a == NOBODY || live_v[a])
+#endif
 
 #define owned (owner[0] != NOBODY && owner[1] != NOBODY && owner[2] != NOBODY)
 
@@ -131,7 +143,10 @@ loop:
 				assert(!holds[p] || owner[p] == me) /*(6)*/;
 				assignee(p, a);
 				if
-				:: holds[p] && a != me ->
+				:: holds[p] && a != me && may_release(a) ->
+					/* (9): a partition consumed here is never left to a
+					 * reserved share: kept until its member is back */
+					assert(a == NOBODY || live_v[a]) /*(9)*/;
 					if :: owner[p] == me -> owner[p] = NOBODY :: else fi;
 					holds[p] = false
 				:: !holds[p] && a == me && owner[p] == NOBODY ->

@@ -25,9 +25,10 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 			want[TopicPartition{topic, p.ID}] = true
 		}
 	}
+	reserved := reservedShares(v, assigned)
 	var lost, gained []TopicPartition
 	for tp, w := range ps.workers {
-		if !want[tp] {
+		if !want[tp] && !reserved[tp] {
 			w.Stop(false)
 			ps.stopping[tp] = w
 			delete(ps.workers, tp)
@@ -72,6 +73,25 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
 	}
+}
+
+// reservedShares returns the partitions assigned to reserved members. A
+// worker of ours for one of them keeps running: the membership changed
+// while the member was away and its share, computed again, took the
+// partition from us. Stopping it would leave it unowned for the rest of
+// the grace window; it moves to the member once it is back (or to whoever
+// the assignment names once the window ends). No worker is started for
+// such a partition. See docs/static-members.md.
+func reservedShares(v view, assigned map[string]map[string][]assign.Partition) map[TopicPartition]bool {
+	out := make(map[TopicPartition]bool)
+	for _, m := range v.reserved {
+		for topic, parts := range assigned[m.ID] {
+			for _, p := range parts {
+				out[TopicPartition{topic, p.ID}] = true
+			}
+		}
+	}
+	return out
 }
 
 func sortedTPs(tps []TopicPartition) []string {

@@ -115,3 +115,54 @@ func TestReconcileSweepsLeftOwnerNodes(t *testing.T) {
 	}
 	ps.stopAll(false)
 }
+
+// A reserved member's share is computed again, as everyone's is, when the
+// membership changes while it is away. A partition the new share takes
+// from a live member stays with that member until the absent one returns:
+// it keeps flowing instead of waiting out the grace window unowned.
+// Nothing is claimed for the absent member's share, and once it returns
+// the partition moves to it.
+func TestReconcileKeepsWhatAReservedShareTakes(t *testing.T) {
+	fw := &fakeWorkers{}
+	l := testLoop(t, "c", fw)
+	ps := newPartitions()
+	parts := map[string][]assign.Partition{"t": {{ID: 0}, {ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}, {ID: 5}, {ID: 6}, {ID: 7}}}
+
+	// Range by id over a, b, c, d: c consumes 4 and 5.
+	l.reconcile(view{members: members("a", "b", "c", "d"), partitions: parts}, ps)
+	if got := owned(ps.workers); !slices.Equal(got, []int32{4, 5}) {
+		t.Fatalf("a, b, c, d: c owns %v, want [4 5]", got)
+	}
+	kept := map[int32]Worker{4: ps.workers[TopicPartition{"t", 4}], 5: ps.workers[TopicPartition{"t", 5}]}
+
+	// b is away within its grace window, and d leaves for good: over a,
+	// b and c, range hands b 3, 4 and 5, and c 6 and 7. c keeps 4 and 5
+	// (b is not there to take them) and gains 6 and 7.
+	l.reconcile(view{members: members("a", "c"), reserved: members("b"), partitions: parts}, ps)
+	if got := owned(ps.workers); !slices.Equal(got, []int32{4, 5, 6, 7}) {
+		t.Fatalf("b reserved, d gone: c owns %v, want [4 5 6 7]", got)
+	}
+	for p, w := range kept {
+		if ps.workers[TopicPartition{"t", p}] != w || w.(*fakeWorker).stopped() {
+			t.Errorf("partition %d was stopped although its reserved assignee is away", p)
+		}
+	}
+
+	// A reserved share never starts a worker: 3, which c never had, stays
+	// unclaimed here.
+	if ps.workers[TopicPartition{"t", 3}] != nil {
+		t.Error("c claimed partition 3 of b's reserved share")
+	}
+
+	// b returns: 4 and 5 move to it.
+	l.reconcile(view{members: members("a", "b", "c"), partitions: parts}, ps)
+	if got := owned(ps.workers); !slices.Equal(got, []int32{6, 7}) {
+		t.Fatalf("b back: c owns %v, want [6 7]", got)
+	}
+	for p, w := range kept {
+		if fwk := w.(*fakeWorker); !slices.Equal(fwk.stops, []bool{false}) {
+			t.Errorf("partition %d after b returned: stops %v, want one committing stop", p, fwk.stops)
+		}
+	}
+	ps.stopAll(false)
+}
