@@ -143,7 +143,7 @@ func TestIntegrationBadInput(t *testing.T) {
 			if tc.within > 0 && took > tc.within {
 				t.Errorf("took %v, want < %v", took, tc.within)
 			}
-			goleak.VerifyNone(t, before, ignoreGlobalMeterArbiter)
+			goleak.VerifyNone(t, append(testenv.KnownLeaks(), before)...)
 		})
 	}
 
@@ -262,9 +262,6 @@ func zkCli(t testing.TB, args ...string) {
 		t.Fatalf("zkCli %v: %v\n%s", args, err, out)
 	}
 }
-
-// ignoreGlobalMeterArbiter: see TestMain.
-var ignoreGlobalMeterArbiter = goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick")
 
 // configErrorFields returns the sorted Field of every *ConfigError in err's
 // tree.

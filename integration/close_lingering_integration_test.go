@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkgroup/kafka/internal/testenv"
 )
 
 // TestIntegrationNothingOutlivesClose: with Fetch.Batches, an idle
@@ -44,7 +46,7 @@ func TestIntegrationNothingOutlivesClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
-			if err := goleak.Find(before, goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick")); err != nil {
+			if err := goleak.Find(append(testenv.KnownLeaks(), before)...); err != nil {
 				t.Errorf("goroutines outlive Close: %v", err)
 				time.Sleep(cfg.Consumer.MaxWaitTime + time.Second) // let them end before the next case
 			}

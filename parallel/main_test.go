@@ -5,11 +5,13 @@ import (
 
 	"github.com/rcrowley/go-metrics"
 	"go.uber.org/goleak"
+
+	"github.com/zkgroup/kafka/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	// go-metrics starts a process-wide goroutine on the first meter (the
 	// integration tests' sarama clients), which goleak would flag.
 	metrics.UseNilMetrics = true
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
 }

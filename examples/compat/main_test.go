@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/zkgroup/kafka/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
 	// go-metrics, which sarama uses, starts one global meter ticker that
 	// lives as long as the process.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick"))
+	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/rcrowley/go-metrics"
 	"go.uber.org/goleak"
+
+	"github.com/zkgroup/kafka/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -12,5 +14,5 @@ func TestMain(m *testing.M) {
 	// sarama client's), which goleak would flag; it is not ours. Set once,
 	// before any test.
 	metrics.UseNilMetrics = true
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
 }
