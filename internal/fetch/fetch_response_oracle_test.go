@@ -201,6 +201,9 @@ func compareWithSarama(t testing.TB, theirs *sarama.FetchResponse, ours *fetchAn
 			if d, _ := decodeRecords(p.records); legacy(block) || d.legacy {
 				continue // sarama's partition consumer reads those, either way
 			}
+			if block.Partial && denseCompressedBatch(p.records) {
+				continue // read whole here, cut off by sarama (TestCompressedBatchMayHoldMoreRecordsThanBytes)
+			}
 			for _, offset := range wantOffsets(block) {
 				for _, limit := range []int{1, 2, 5, math.MaxInt} {
 					w := &fetchWant{topic: topic, partition: partition, offset: offset, limit: limit}
@@ -209,6 +212,20 @@ func compareWithSarama(t testing.TB, theirs *sarama.FetchResponse, ours *fetchAn
 			}
 		}
 	}
+}
+
+// denseCompressedBatch reports whether records starts with a whole
+// compressed batch holding more records than the bytes after its header,
+// which sarama reads as cut off and this package reads whole.
+func denseCompressedBatch(records []byte) bool {
+	if len(records) < recordBatchHeaderSize {
+		return false
+	}
+	be := binary.BigEndian
+	codec := int8(be.Uint16(records[21:])) & codecMask
+	count := int(int32(be.Uint32(records[57:])))
+	whole := int(int32(be.Uint32(records[8:])))-recordBatchOverhead <= len(records)-recordBatchHeaderSize
+	return codec != 0 && whole && count > len(records)-recordBatchHeaderSize
 }
 
 // legacy reports whether sarama read a legacy message set in block.

@@ -124,10 +124,16 @@ func decodeBatch(raw []byte) (decodedBatch, int, error) {
 	b.firstTimestamp = batchTimestamp(int64(be.Uint64(raw[27:])))
 	b.maxTimestamp = batchTimestamp(int64(be.Uint64(raw[35:])))
 	count := int(int32(be.Uint32(raw[57:])))
+	codec := int8(attributes) & codecMask
 	switch {
 	case count < -1:
 		return decodedBatch{}, 0, fmt.Errorf("%w: record count %d", errMalformedRecords, count)
-	case count > len(raw)-recordBatchHeaderSize:
+	case count > len(raw)-recordBatchHeaderSize && (codec == 0 || int(length)-recordBatchOverhead > len(raw)-recordBatchHeaderSize):
+		// Each uncompressed record takes a byte at least. Compressed ones
+		// need not (5,000 empty values fit in 4 KB of zstd): a whole
+		// compressed batch has its count checked against its records once
+		// decompressed (checkRecords). sarama checks it here for every
+		// batch, and reads such a whole batch as cut off.
 		return decodedBatch{}, 0, errShortBatch
 	}
 	b.count = max(count, 0)
@@ -145,7 +151,7 @@ func decodeBatch(raw []byte) (decodedBatch, int, error) {
 	if crc32.Checksum(raw[21:end], castagnoli) != be.Uint32(raw[17:]) {
 		return decodedBatch{}, 0, fmt.Errorf("%w: CRC mismatch", errMalformedRecords)
 	}
-	records, err := decompress(int8(attributes)&codecMask, raw[recordBatchHeaderSize:end])
+	records, err := decompress(codec, raw[recordBatchHeaderSize:end])
 	if err != nil {
 		return decodedBatch{}, 0, err
 	}
