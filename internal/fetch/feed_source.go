@@ -19,6 +19,9 @@ type feedSource struct {
 	rest  pendingMessages           // the batch in hand's messages not made yet (nil: none)
 	made  []*sarama.ConsumerMessage // batch's backing array, made again for each slab
 	next  int64                     // after the last message handed out
+	// reported says the feed's end was reported (fellBack): by Next, or
+	// by Close when the Source is closed before Next read it.
+	reported bool
 }
 
 // feedSource starts a batch feed of the partition at from.
@@ -87,6 +90,7 @@ func (s *feedSource) Next(wake <-chan struct{}) (*sarama.ConsumerMessage, error)
 // *RetriesExhaustedError when every retry failed), so a slower path is
 // never taken silently.
 func (s *feedSource) fellBack(err error) {
+	s.reported = true
 	p := s.p
 	p.e.deps.FeedFallbacks.Inc(1)
 	p.e.env.log.Warn("batch fetch ended: reading through sarama's partition consumer until the next restart of the partition's fetch",
@@ -101,8 +105,17 @@ func (s *feedSource) fellBack(err error) {
 
 // Close implements Source: it stops the feed. Its error is the one that
 // ended the feed, if any: a lost position (see LostPosition) is not a
-// failure, and the next Open reads through the feed again.
-func (s *feedSource) Close() error { return s.p.closed(s.feed.stop()) }
+// failure, and the next Open reads through the feed again. Any other,
+// which the next Open reads through sarama's partition consumer for, is
+// reported here if Next did not read it (the Source closed for a seek or
+// a pause just after the feed ended).
+func (s *feedSource) Close() error {
+	err := s.feed.stop()
+	if _, lost := LostPosition(err); err != nil && !lost && !s.reported {
+		s.fellBack(err)
+	}
+	return s.p.closed(err)
+}
 
 // feedFetch is a feed's fetch of one partition: a busy fetch through busy
 // (answered at once), an idle one through idle (long-polled), keeping every

@@ -2,11 +2,14 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/rcrowley/go-metrics"
 )
 
 // testPartition is a Partition of t/0 in an engine with sarama's default
@@ -91,4 +94,39 @@ func TestFeedSourceHighWaterMarkAndBudget(t *testing.T) {
 	if err := src.Close(); err != nil {
 		t.Fatalf("feed ended with %v", err)
 	}
+}
+
+// A feed that ended with an error while its Source was being closed (a
+// seek or a pause, before Next read the error) still reports its
+// fallback: the next Open reads through sarama's partition consumer, and
+// that is never silent.
+func TestFeedSourceClosedAfterItsFeedFailedReportsTheFallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []error
+		fallbacks := &metrics.StandardCounter{} // NewCounter counts nothing under UseNilMetrics
+		e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{
+			Report:        func(err error) { reported = append(reported, err) },
+			FeedFallbacks: fallbacks,
+		})
+		defer e.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var mark atomic.Int64
+		p := e.Partition(ctx, "t", 0, &mark, nil)
+		broken := errors.New("broken answer")
+		fetch := func(context.Context, bool, int64, int32) fetchResult { return fetchResult{err: broken} }
+		feed := newBatchFeed(p.ctx, fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 0)
+		src := &feedSource{p: p, feed: feed}
+		synctest.Wait() // the feed has ended: its error waits for Next
+		if err := src.Close(); !errors.Is(err, broken) {
+			t.Fatalf("Close returned %v, want the feed's error", err)
+		}
+		var fe *FallbackError
+		if len(reported) != 1 || !errors.As(reported[0], &fe) || !errors.Is(fe, broken) {
+			t.Fatalf("reported %v, want one *FallbackError around the feed's error", reported)
+		}
+		if n := fallbacks.Count(); n != 1 {
+			t.Errorf("fallbacks counted %d, want 1", n)
+		}
+	})
 }
