@@ -6,7 +6,7 @@ import (
 	"github.com/rcrowley/go-metrics"
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 func TestMain(m *testing.M) {
@@ -15,5 +15,5 @@ func TestMain(m *testing.M) {
 	// reads it in goroutines a test may leave winding down (a fetch
 	// response decoded after the test returned).
 	metrics.UseNilMetrics = true
-	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -143,7 +144,7 @@ func TestIntegrationBadInput(t *testing.T) {
 			if tc.within > 0 && took > tc.within {
 				t.Errorf("took %v, want < %v", took, tc.within)
 			}
-			goleak.VerifyNone(t, append(testenv.KnownLeaks(), before)...)
+			goleak.VerifyNone(t, append(leaks.Known(), before)...)
 		})
 	}
 

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 // TestIntegrationNothingOutlivesClose: with Fetch.Batches, an idle
@@ -46,7 +46,7 @@ func TestIntegrationNothingOutlivesClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("Close took %v", time.Since(began).Round(time.Millisecond))
-			if err := goleak.Find(append(testenv.KnownLeaks(), before)...); err != nil {
+			if err := goleak.Find(append(leaks.Known(), before)...); err != nil {
 				t.Errorf("goroutines outlive Close: %v", err)
 				time.Sleep(cfg.Consumer.MaxWaitTime + time.Second) // let them end before the next case
 			}

@@ -5,7 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 // TestMain fails the package if any goroutine outlives its tests: every
@@ -13,10 +13,10 @@ import (
 // after Close.
 //
 // What it ignores is not ours, and is listed with the reasons in
-// testenv.KnownLeaks: go-metrics' process-wide meter arbiter, and the loop
+// leaks.Known: go-metrics' process-wide meter arbiter, and the loop
 // of a go-zookeeper connection that its own Close left blocked. Nothing of
 // this module, kazoo, claim or sarama's clients is ignored, and a
 // go-zookeeper connection left open still fails the check.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

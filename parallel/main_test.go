@@ -6,12 +6,12 @@ import (
 	"github.com/rcrowley/go-metrics"
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 func TestMain(m *testing.M) {
 	// go-metrics starts a process-wide goroutine on the first meter (the
 	// integration tests' sarama clients), which goleak would flag.
 	metrics.UseNilMetrics = true
-	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -5,9 +5,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

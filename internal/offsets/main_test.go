@@ -6,7 +6,7 @@ import (
 	"github.com/rcrowley/go-metrics"
 	"go.uber.org/goleak"
 
-	"github.com/zkgroup/kafka/internal/testenv"
+	"github.com/zkgroup/kafka/internal/testenv/leaks"
 )
 
 func TestMain(m *testing.M) {
@@ -14,5 +14,5 @@ func TestMain(m *testing.M) {
 	// sarama clients of the Kafka tests make some), which goleak would
 	// flag; it is not ours.
 	metrics.UseNilMetrics = true
-	goleak.VerifyTestMain(m, testenv.KnownLeaks()...)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

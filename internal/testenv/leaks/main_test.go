@@ -1,4 +1,4 @@
-package testenv
+package leaks
 
 import (
 	"testing"
@@ -7,5 +7,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, KnownLeaks()...)
+	goleak.VerifyTestMain(m, Known()...)
 }

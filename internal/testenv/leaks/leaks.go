@@ -1,8 +1,11 @@
-package testenv
+// Package leaks lists the goroutines the tests' leak checks (goleak)
+// ignore, each left by a library this module cannot change. It is a
+// package of its own so that only tests import goleak.
+package leaks
 
 import "go.uber.org/goleak"
 
-// KnownLeaks are the goroutines a package's leak check ignores, each left
+// Known are the goroutines a package's leak check ignores, each left
 // by a library this module cannot change:
 //
 //   - go-metrics (sarama's metrics library) starts one process-wide meter
@@ -19,7 +22,7 @@ import "go.uber.org/goleak"
 // Nothing of this module, kazoo, claim or sarama's clients is ignored, nor
 // any other go-zookeeper goroutine: a connection left open still fails the
 // check.
-func KnownLeaks() []goleak.Option {
+func Known() []goleak.Option {
 	return []goleak.Option{
 		goleak.IgnoreTopFunction("github.com/rcrowley/go-metrics.(*meterArbiter).tick"),
 		goleak.IgnoreTopFunction("github.com/go-zookeeper/zk.(*Conn).flushRequests"),

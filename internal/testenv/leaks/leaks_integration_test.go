@@ -1,4 +1,4 @@
-package testenv
+package leaks
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkgroup/kafka/internal/testenv"
 )
 
 // heldConn holds its first write after hold() until release(), lets that
@@ -50,7 +52,7 @@ func (c *heldConn) Write(b []byte) (int, error) {
 }
 
 // go-zookeeper's Conn.Close can leave the connection's loop goroutine
-// blocked for good (see KnownLeaks). A request queued as Close begins gets
+// blocked for good (see Known). A request queued as Close begins gets
 // an ErrConnectionClosed in its two-slot channel (go-zookeeper's "tie"),
 // and its caller may return on Close without reading it; the request's
 // write then fails (a second error), and the loop's last flush sends it a
@@ -58,22 +60,22 @@ func (c *heldConn) Write(b []byte) (int, error) {
 // (the caller's choice is go's random select, so it tries a few
 // connections) and checks that a loop is stuck in flushRequests; once a
 // go-zookeeper release stops doing it, the test fails, and the entry in
-// KnownLeaks can go.
+// Known can go.
 func TestIntegrationGoZookeeperCloseCanWedgeItsLoop(t *testing.T) {
-	Integration(t)
+	testenv.Integration(t)
 	for attempt := 1; attempt <= 20; attempt++ {
 		before := wedgedLoops()
 		closeWhileARequestFails(t)
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if wedgedLoops() > before {
-				t.Logf("go-zookeeper's loop is blocked in flushRequests after Close (attempt %d), as KnownLeaks says", attempt)
-				return // left blocked: the package's leak check ignores it (KnownLeaks)
+				t.Logf("go-zookeeper's loop is blocked in flushRequests after Close (attempt %d), as Known says", attempt)
+				return // left blocked: the package's leak check ignores it (Known)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	t.Fatal("in 20 attempts go-zookeeper's loop never blocked in flushRequests: the known leak seems fixed; drop it from KnownLeaks")
+	t.Fatal("in 20 attempts go-zookeeper's loop never blocked in flushRequests: the known leak seems fixed; drop it from Known")
 }
 
 // closeWhileARequestFails closes a new connection while requests queued
@@ -89,7 +91,7 @@ func closeWhileARequestFails(t *testing.T) {
 		hc = &heldConn{Conn: c, waiting: make(chan struct{}), released: make(chan struct{})}
 		return hc, nil
 	}
-	conn, events, err := zk.Connect(ZKServers()[:1], 6*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false),
+	conn, events, err := zk.Connect(testenv.ZKServers()[:1], 6*time.Second, zk.WithDialer(dial), zk.WithLogInfo(false),
 		zk.WithLogger(discardLogger{}))
 	if err != nil {
 		t.Fatal(err)
