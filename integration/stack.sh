@@ -40,7 +40,7 @@
 #                                        JVM: the default starts fast and uses
 #                                        little CPU on a small machine;
 #                                        "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"
-#                                        runs them as kafka-server-start.sh
+#                                        runs them as Kafka's start scripts
 #                                        does (the full JIT, G1)
 #   STACK_TOPICS     "zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64"
 #                                        topics created by `up`, as name:partitions
