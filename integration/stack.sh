@@ -41,7 +41,7 @@
 #                                        little CPU on a small machine;
 #                                        "-XX:+UseG1GC -XX:MaxGCPauseMillis=20"
 #                                        runs them as Kafka's start scripts
-#                                        does (the full JIT, G1)
+#                                        do (the full JIT, G1)
 #   STACK_TOPICS     "zkgroup.test.single:1 zkgroup.test.four:4 zkgroup.test.sixtyfour:64"
 #                                        topics created by `up`, as name:partitions
 #   STACK_TIMEOUT    120                 seconds `up` waits for readiness
