@@ -70,7 +70,9 @@ func (l *Loop) readReservations(ws loopWatches, live map[string]bool, absent map
 		switch {
 		case errors.Is(err, kazoo.ErrNoReservation):
 			continue // deleted since the listing: its watch wakes the loop
-		case errors.Is(err, kazoo.ErrMalformed):
+		case errors.Is(err, kazoo.ErrMalformed), errors.Is(err, kazoo.ErrNoAuth):
+			// Never readable (a bad node, or its ACL): failing the view
+			// would hold every rebalance back for good.
 			l.d.Log.Warn("unreadable reservation: its member keeps no share", "instance", id, "err", err)
 			continue
 		case err != nil:
@@ -87,6 +89,14 @@ func (l *Loop) readReservations(ws loopWatches, live map[string]bool, absent map
 			if err == nil {
 				l.d.Log.Info("grace window of an absent static member ended; its partitions move", "instance", id)
 				delete(absent, id)
+				continue
+			}
+			if errors.Is(err, kazoo.ErrNoAuth) || errors.Is(err, kazoo.ErrNotEmpty) {
+				// Never deletable (its ACL, or a child an operator made):
+				// the window ended all the same, here as on every other
+				// instance whose window ends.
+				l.d.Log.Warn("the reservation of an absent static member cannot be deleted; its window ended, its partitions move",
+					"instance", id, "err", err)
 				continue
 			}
 			if !errors.Is(err, kazoo.ErrNoReservation) {

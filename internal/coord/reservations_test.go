@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkgroup/kafka/internal/assign"
 	"github.com/zkgroup/kafka/internal/topics"
 	"github.com/zkgroup/kafka/kazoo"
@@ -365,4 +367,62 @@ func TestReservedMemberKeepsItsOffers(t *testing.T) {
 	if !slices.Equal(m.Offers, assign.OfferedBy(reg)) || len(m.Offers) == 0 {
 		t.Fatalf("reserved member offers %v, want %v", m.Offers, assign.OfferedBy(reg))
 	}
+}
+
+// deniedReservations refuses, as ZooKeeper does for a node whose ACL
+// denies this client, to read one reservation or to delete one.
+type deniedReservations struct {
+	*fakeReservations
+	unreadable, undeletable string
+}
+
+func (r deniedReservations) Reservation(id string) (*kazoo.StaticMember, error) {
+	if id == r.unreadable {
+		return nil, fmt.Errorf("get %s: %w", id, zk.ErrNoAuth)
+	}
+	return r.fakeReservations.Reservation(id)
+}
+
+func (r deniedReservations) DeleteReservation(id string, version int32) error {
+	if id == r.undeletable {
+		return fmt.Errorf("delete %s@%d: %w", id, version, zk.ErrNoAuth)
+	}
+	return r.fakeReservations.DeleteReservation(id, version)
+}
+
+// A reservation this instance may not read keeps no share, as a malformed
+// one: it does not hold every rebalance of the group back (each view
+// failed on it, for good).
+func TestUnreadableReservationKeepsNoShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := &fakeReservations{nodes: map[string]*kazoo.StaticMember{}}
+		res.write("x", 10*time.Second)
+		s := startStaticLoop(t, newGroupZooKeeper(), deniedReservations{fakeReservations: res, unreadable: "x"}, nil)
+		defer s.close()
+		synctest.Wait()
+		if got := s.running(); !slices.Equal(got, []int32{3, 4, 5}) {
+			t.Fatalf("with x's reservation unreadable, b runs %v, want [3 4 5] (a: 0 1 2)", got)
+		}
+	})
+}
+
+// A reservation whose window ended but that this instance may not delete
+// ends for this instance all the same: its partitions move, instead of
+// every later view failing on the deletion.
+func TestUndeletableReservationEndsWithItsWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		res := &fakeReservations{nodes: map[string]*kazoo.StaticMember{}}
+		res.write("c", 10*time.Second)
+		s := startStaticLoop(t, newGroupZooKeeper(), deniedReservations{fakeReservations: res, undeletable: "c"}, nil)
+		defer s.close()
+		synctest.Wait()
+		if got := s.running(); !slices.Equal(got, []int32{2, 3}) {
+			t.Fatalf("with c reserved, b runs %v, want [2 3]", got)
+		}
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got := s.running(); !slices.Equal(got, []int32{3, 4, 5}) {
+			t.Fatalf("after c's window, its reservation undeletable, b runs %v, want [3 4 5]", got)
+		}
+	})
 }
