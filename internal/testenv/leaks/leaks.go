@@ -11,11 +11,11 @@ import "go.uber.org/goleak"
 //   - go-metrics (sarama's metrics library) starts one process-wide meter
 //     arbiter the first time any meter is created and never stops it.
 //   - go-zookeeper (v1.0.4) can wedge the loop goroutine of a connection
-//     being closed: when a request's write fails after its caller stopped
-//     waiting because Close was called, the request gets its error twice,
-//     and the second send, from the loop's last flush, blocks forever on
-//     the request's one-slot channel. The connection is closed and nothing
-//     waits for that goroutine; it is lost with its buffers.
+//     being closed: a request queued as Close begins gets an error in its
+//     two-slot channel, its caller may return on Close without reading
+//     it, its write then fails (a second error), and the loop's last
+//     flush sends a third, which blocks forever. The connection is closed
+//     and nothing waits for that goroutine; it is lost with its buffers.
 //     TestIntegrationGoZookeeperCloseCanWedgeItsLoop shows the sequence,
 //     and fails once go-zookeeper no longer does it (then drop the entry).
 //
