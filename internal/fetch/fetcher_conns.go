@@ -59,9 +59,10 @@ func newOwnConns(e *env) *ownConns {
 // acquire returns the connection a round to leader goes over, and whether
 // it is the own one (opened on first use): a long poll always goes over
 // it, a round answered at once too unless a long poll is in flight there,
-// when it goes over the client's, leader itself. Nil once closeAll was
+// when it goes over the client's, leader itself; mustOwn takes the own one
+// all the same (the round then waits behind the long poll). Nil once closeAll was
 // called. Each own connection acquire returns is released after its round.
-func (o *ownConns) acquire(leader *sarama.Broker, longPoll bool) (conn *sarama.Broker, own bool) {
+func (o *ownConns) acquire(leader *sarama.Broker, longPoll, mustOwn bool) (conn *sarama.Broker, own bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.closed {
@@ -74,7 +75,7 @@ func (o *ownConns) acquire(leader *sarama.Broker, longPoll bool) (conn *sarama.B
 		go c.close() // waits for a long poll on it, if one is in flight
 		ok = false
 	}
-	if ok && !longPoll && c.longPolls > 0 {
+	if ok && !longPoll && !mustOwn && c.longPolls > 0 {
 		return leader, false
 	}
 	if !ok {
@@ -218,14 +219,14 @@ func ownBroker(leader *sarama.Broker) *sarama.Broker {
 // over, and whether it is an own one (see ownConns.acquire; without own
 // connections, the client's). Nil once closeConns was called. f.mu is
 // held.
-func (f *roundFetcher) connTo(leader *sarama.Broker) (conn *sarama.Broker, own bool) {
+func (f *roundFetcher) connTo(leader *sarama.Broker, mustOwn bool) (conn *sarama.Broker, own bool) {
 	if f.closed {
 		return nil, false
 	}
 	if f.own == nil {
 		return leader, false
 	}
-	return f.own.acquire(leader, f.longPoll)
+	return f.own.acquire(leader, f.longPoll, mustOwn)
 }
 
 // releaseConn says the fetcher's round to broker id over conn is over.

@@ -185,19 +185,19 @@ func TestBusyRoundAvoidsLongPollInFlight(t *testing.T) {
 	}
 	own := newOwnConns(cg)
 	defer own.closeAll()
-	poll, isOwn := own.acquire(leader, true) // a long poll in flight
+	poll, isOwn := own.acquire(leader, true, false) // a long poll in flight
 	if !isOwn || poll == leader {
 		t.Fatal("a long poll did not go over the own connection")
 	}
-	if conn, isOwn := own.acquire(leader, false); isOwn || conn != leader {
+	if conn, isOwn := own.acquire(leader, false, false); isOwn || conn != leader {
 		t.Fatal("a round answered at once went over the own connection, behind the long poll in flight there")
 	}
-	if conn, isOwn := own.acquire(leader, true); !isOwn || conn != poll {
+	if conn, isOwn := own.acquire(leader, true, false); !isOwn || conn != poll {
 		t.Fatal("a second long poll did not go over the same own connection")
 	}
 	own.release(1, poll, true)
 	own.release(1, poll, true)
-	if conn, isOwn := own.acquire(leader, false); !isOwn || conn != poll {
+	if conn, isOwn := own.acquire(leader, false, false); !isOwn || conn != poll {
 		t.Fatal("with no long poll in flight, a round answered at once did not go over the own connection")
 	}
 	own.release(1, poll, false)

@@ -59,7 +59,7 @@ func TestOwnConnectionFetchesOverTLS(t *testing.T) {
 	f := newRoundFetcher(&env{config: &Config{Config: conf}, log: slog.New(slog.DiscardHandler)})
 	f.own = newOwnConns(f.env)
 	defer f.closeConns()
-	conn, own := f.own.acquire(leaderWithID(broker.Addr(), broker.BrokerID()), false)
+	conn, own := f.own.acquire(leaderWithID(broker.Addr(), broker.BrokerID()), false, false)
 	if !own {
 		t.Fatal("no own connection")
 	}

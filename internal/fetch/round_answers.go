@@ -40,6 +40,14 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 	var starved, again []*fetchWant
 	for i, w := range batch {
 		r := results[i]
+		if unordered && !w.ownOnly && errors.Is(r.err, errPartialBatch) {
+			// sarama's decoder reads a whole compressed batch holding
+			// more records than bytes as cut off; this package's reads
+			// it whole: fetched again over the own connection.
+			w.ownOnly, w.rides = true, false
+			again = append(again, w)
+			continue
+		}
 		if shuffled && !w.rides && w.shuffledOut < maxShuffledOut && errors.Is(r.err, errNoRecordsBelowMark) {
 			w.shuffledOut++
 			again = append(again, w)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -67,6 +68,10 @@ type fetchWant struct {
 	// shuffledOut counts the rounds that left it without records while
 	// riders went in no set order beside it (see answer).
 	shuffledOut int
+	// ownOnly says its round goes over the own connection, even behind a
+	// long poll: sarama read its answer over the client's as a batch cut
+	// off, which may be a whole dense one (see answer).
+	ownOnly bool
 }
 
 type fetchResult struct {
@@ -275,7 +280,8 @@ func (f *roundFetcher) run(id int32) {
 			f.mu.Unlock()
 			return
 		}
-		conn, own := f.connTo(f.leaders[id])
+		mustOwn := slices.ContainsFunc(batch, func(w *fetchWant) bool { return w.ownOnly })
+		conn, own := f.connTo(f.leaders[id], mustOwn)
 		f.mu.Unlock()
 		if batch = f.stillLed(id, batch); len(batch) == 0 {
 			f.releaseConn(id, conn, own) // nothing sent: the round is over
@@ -286,7 +292,7 @@ func (f *roundFetcher) run(id int32) {
 			f.releaseConn(id, conn, own)
 			f.dropConn(id, conn, own)
 			f.mu.Lock()
-			conn, own = f.connTo(f.leaders[id])
+			conn, own = f.connTo(f.leaders[id], mustOwn)
 			f.mu.Unlock()
 			resp, err = f.sendOver(conn, own, batch)
 		}
