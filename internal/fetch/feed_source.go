@@ -108,10 +108,11 @@ func (s *feedSource) fellBack(err error) {
 // failure, and the next Open reads through the feed again. Any other,
 // which the next Open reads through sarama's partition consumer for, is
 // reported here if Next did not read it (the Source closed for a seek or
-// a pause just after the feed ended).
+// a pause just after the feed ended). Not when the partition itself
+// ended (its context: a stop, a loss), which no Open follows.
 func (s *feedSource) Close() error {
 	err := s.feed.stop()
-	if _, lost := LostPosition(err); err != nil && !lost && !s.reported {
+	if _, lost := LostPosition(err); err != nil && !lost && !s.reported && s.p.ctx.Err() == nil {
 		s.fellBack(err)
 	}
 	return s.p.closed(err)

@@ -130,3 +130,33 @@ func TestFeedSourceClosedAfterItsFeedFailedReportsTheFallback(t *testing.T) {
 		}
 	})
 }
+
+// A feed that failed just as its partition was being stopped (the
+// worker's context ended: a rebalance, Close) is not followed by any
+// Open: nothing reads through sarama's partition consumer, so Close
+// reports no fallback (a *FallbackError on Errors() and a counted
+// fallback would say one happened).
+func TestFeedSourceClosedWithItsPartitionReportsNoFallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var reported []error
+		fallbacks := &metrics.StandardCounter{}
+		e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{
+			Report:        func(err error) { reported = append(reported, err) },
+			FeedFallbacks: fallbacks,
+		})
+		defer e.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		var mark atomic.Int64
+		p := e.Partition(ctx, "t", 0, &mark, nil)
+		broken := errors.New("broken answer")
+		fetch := func(context.Context, bool, int64, int32) fetchResult { return fetchResult{err: broken} }
+		feed := newBatchFeed(p.ctx, fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 0)
+		src := &feedSource{p: p, feed: feed}
+		synctest.Wait() // the feed has ended: its error waits for Next
+		cancel()        // the partition stops (the worker's Stop): Next is not called again
+		_ = src.Close()
+		if len(reported) != 0 || fallbacks.Count() != 0 {
+			t.Fatalf("reported %v, %d fallbacks counted; want none: the partition is not read again", reported, fallbacks.Count())
+		}
+	})
+}
