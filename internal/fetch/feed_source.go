@@ -112,7 +112,7 @@ func (s *feedSource) fellBack(err error) {
 // ended (its context: a stop, a loss), which no Open follows.
 func (s *feedSource) Close() error {
 	err := s.feed.stop()
-	if _, lost := LostPosition(err); err != nil && !lost && !s.reported && s.p.ctx.Err() == nil {
+	if fallsBack(err) && !s.reported && s.p.ctx.Err() == nil {
 		s.fellBack(err)
 	}
 	return s.p.closed(err)

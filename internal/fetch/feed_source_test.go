@@ -96,34 +96,41 @@ func TestFeedSourceHighWaterMarkAndBudget(t *testing.T) {
 	}
 }
 
+// failedFeedSource is a feed's Source of t/0 under ctx whose feed has
+// ended with broken, not read by Next yet; reported holds what the engine
+// reported, fallbacks what it counted. Run it in a synctest bubble.
+func failedFeedSource(t *testing.T, ctx context.Context, broken error) (src *feedSource, reported *[]error, fallbacks *metrics.StandardCounter) {
+	reported = new([]error)
+	fallbacks = &metrics.StandardCounter{} // NewCounter counts nothing under UseNilMetrics
+	e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{
+		Report:        func(err error) { *reported = append(*reported, err) },
+		FeedFallbacks: fallbacks,
+	})
+	t.Cleanup(e.Close)
+	var mark atomic.Int64
+	p := e.Partition(ctx, "t", 0, &mark, nil)
+	fetch := func(context.Context, bool, int64, int32) fetchResult { return fetchResult{err: broken} }
+	feed := newBatchFeed(p.ctx, fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 0)
+	synctest.Wait() // the feed has ended: its error waits for Next
+	return &feedSource{p: p, feed: feed}, reported, fallbacks
+}
+
 // A feed that ended with an error while its Source was being closed (a
 // seek or a pause, before Next read the error) still reports its
 // fallback: the next Open reads through sarama's partition consumer, and
 // that is never silent.
 func TestFeedSourceClosedAfterItsFeedFailedReportsTheFallback(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var reported []error
-		fallbacks := &metrics.StandardCounter{} // NewCounter counts nothing under UseNilMetrics
-		e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{
-			Report:        func(err error) { reported = append(reported, err) },
-			FeedFallbacks: fallbacks,
-		})
-		defer e.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var mark atomic.Int64
-		p := e.Partition(ctx, "t", 0, &mark, nil)
 		broken := errors.New("broken answer")
-		fetch := func(context.Context, bool, int64, int32) fetchResult { return fetchResult{err: broken} }
-		feed := newBatchFeed(p.ctx, fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 0)
-		src := &feedSource{p: p, feed: feed}
-		synctest.Wait() // the feed has ended: its error waits for Next
+		src, reported, fallbacks := failedFeedSource(t, ctx, broken)
 		if err := src.Close(); !errors.Is(err, broken) {
 			t.Fatalf("Close returned %v, want the feed's error", err)
 		}
 		var fe *FallbackError
-		if len(reported) != 1 || !errors.As(reported[0], &fe) || !errors.Is(fe, broken) {
-			t.Fatalf("reported %v, want one *FallbackError around the feed's error", reported)
+		if len(*reported) != 1 || !errors.As((*reported)[0], &fe) || !errors.Is(fe, broken) {
+			t.Fatalf("reported %v, want one *FallbackError around the feed's error", *reported)
 		}
 		if n := fallbacks.Count(); n != 1 {
 			t.Errorf("fallbacks counted %d, want 1", n)
@@ -138,25 +145,12 @@ func TestFeedSourceClosedAfterItsFeedFailedReportsTheFallback(t *testing.T) {
 // fallback would say one happened).
 func TestFeedSourceClosedWithItsPartitionReportsNoFallback(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var reported []error
-		fallbacks := &metrics.StandardCounter{}
-		e := NewEngine(Config{Config: sarama.NewConfig()}, Deps{
-			Report:        func(err error) { reported = append(reported, err) },
-			FeedFallbacks: fallbacks,
-		})
-		defer e.Close()
 		ctx, cancel := context.WithCancel(context.Background())
-		var mark atomic.Int64
-		p := e.Partition(ctx, "t", 0, &mark, nil)
-		broken := errors.New("broken answer")
-		fetch := func(context.Context, bool, int64, int32) fetchResult { return fetchResult{err: broken} }
-		feed := newBatchFeed(p.ctx, fetch, nil, &mark, 1000, 0, newFeedBudget(1<<20), 0)
-		src := &feedSource{p: p, feed: feed}
-		synctest.Wait() // the feed has ended: its error waits for Next
-		cancel()        // the partition stops (the worker's Stop): Next is not called again
+		src, reported, fallbacks := failedFeedSource(t, ctx, errors.New("broken answer"))
+		cancel() // the partition stops (the worker's Stop): Next is not called again
 		_ = src.Close()
-		if len(reported) != 0 || fallbacks.Count() != 0 {
-			t.Fatalf("reported %v, %d fallbacks counted; want none: the partition is not read again", reported, fallbacks.Count())
+		if len(*reported) != 0 || fallbacks.Count() != 0 {
+			t.Fatalf("reported %v, %d fallbacks counted; want none: the partition is not read again", *reported, fallbacks.Count())
 		}
 	})
 }

@@ -96,10 +96,18 @@ func (p *Partition) Open(start int64) (Source, error) {
 // closed notes how a Source of the partition ended: with err, but for a
 // lost position, the next Open reads through sarama's partition consumer.
 func (p *Partition) closed(err error) error {
-	if _, lost := LostPosition(err); err != nil && !lost {
+	if fallsBack(err) {
 		p.failed = true
 	}
 	return err
+}
+
+// fallsBack reports whether a Source's end with err makes the partition's
+// next Open read through sarama's partition consumer: any error but a lost
+// position.
+func fallsBack(err error) bool {
+	_, lost := LostPosition(err)
+	return err != nil && !lost
 }
 
 // fastStart returns the first batch at start through a direct fetch, or
