@@ -157,6 +157,7 @@ func (ps *partitions) stopAll(abandon bool) {
 // has stopped.
 func (l *Loop) Run() {
 	ws := newLoopWatches()
+	defer func() { ws.set.Close() }() // the set of the last session
 	ps := newPartitions()
 	missing := make(map[string]bool)   // topics reported missing
 	badRegs := make(map[string]bool)   // instances whose registration was reported unreadable
@@ -249,7 +250,8 @@ func (l *Loop) Run() {
 			ps.stopAll(true)
 			clear(ps.leftover) // the session's nodes are gone with it
 			fenced = l.registerAgain(ps, "register again after session expiry")
-			ws = newLoopWatches() // the old watches died with the session
+			ws.set.Close() // the old watches died with the session
+			ws = newLoopWatches()
 		case w := <-ps.exited:
 			// A partition that ended on its own is started again if still
 			// assigned here. When its claim ended (lost to another claim, an

@@ -343,3 +343,34 @@ func TestLoopSweepsBeforeRestartAndOnWake(t *testing.T) {
 		<-done
 	})
 }
+
+// The loop's watch goroutines end with the loop, and those of a session
+// with its expiry, also when ZooKeeper never closes their channels:
+// go-zookeeper's loop can block before it does. synctest fails the test
+// if any goroutine of the bubble is left waiting.
+func TestLoopEndsItsWatchesThoughTheirChannelsStayOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		zk := newWatchingZooKeeper()
+		zk.topics = []string{"t"}
+		_ = zk.Register()
+		wl, err := assign.NewWhiteList("t.*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := &mutableTopics{parts: map[string][]topics.Partition{"t": {{ID: 0}}}, wake: make(chan struct{}, 1)}
+		fw := &fakeWorkers{}
+		expired := make(chan struct{}, 1)
+		stop, done := startLoop(t, Config{WhiteList: wl}, Deps{ZooKeeper: zk, Topics: src, Workers: fw, Expired: expired})
+		wantRunning(t, fw, "started", "t/0")
+		if zk.armedCount("ids") != 1 {
+			t.Fatalf("the instance list was watched %d times, want 1", zk.armedCount("ids"))
+		}
+		expired <- struct{}{} // the first session's watches never end
+		wantRunning(t, fw, "after the expiry", "t/0")
+		if zk.armedCount("ids") != 2 {
+			t.Fatalf("after the expiry the instance list was watched %d times, want 2", zk.armedCount("ids"))
+		}
+		close(stop)
+		<-done
+	})
+}

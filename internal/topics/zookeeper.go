@@ -41,14 +41,16 @@ type ZooKeeperSource struct {
 	leaders bool // read (and watch) each partition's leader
 	wake    chan struct{}
 
-	mu  sync.Mutex
-	gen uint64       // the session generation ws's watches belong to
-	ws  *zkwatch.Set // nil until the first read
+	mu     sync.Mutex
+	gen    uint64       // the session generation ws's watches belong to
+	ws     *zkwatch.Set // nil until the first read
+	closed bool         // Close was called: sets made from now on are closed
 }
 
 // NewZooKeeper returns a source reading zk; leaders says whether it reads
 // each partition's leader. It starts nothing: the goroutines it leaves
-// waiting on watches end when their watch fires or the connection closes.
+// waiting on watches end when their watch fires, the connection closes, or
+// Close is called.
 func NewZooKeeper(zk ZooKeeper, leaders bool) *ZooKeeperSource {
 	return &ZooKeeperSource{zk: zk, leaders: leaders, wake: make(chan struct{}, 1)}
 }
@@ -57,8 +59,15 @@ func NewZooKeeper(zk ZooKeeper, leaders bool) *ZooKeeperSource {
 // or, while a topic is missing, the list of topics did.
 func (z *ZooKeeperSource) Changed() <-chan struct{} { return z.wake }
 
-// Close implements Source; there is nothing to stop.
-func (z *ZooKeeperSource) Close() {}
+// Close implements Source: it ends the goroutines waiting on its watches.
+func (z *ZooKeeperSource) Close() {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.closed = true
+	if z.ws != nil {
+		z.ws.Close()
+	}
+}
 
 // Partitions implements Source, arming the watches not armed yet. It
 // reads (and watches) only the leaders want asks for; the others are
@@ -153,8 +162,14 @@ func (z *ZooKeeperSource) watches() *zkwatch.Set {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.ws == nil || z.gen != gen {
+		if z.ws != nil {
+			z.ws.Close()
+		}
 		z.ws = zkwatch.New(z.poke)
 		z.gen = gen
+		if z.closed { // a read abandoned by Close
+			z.ws.Close()
+		}
 	}
 	return z.ws
 }

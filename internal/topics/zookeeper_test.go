@@ -336,3 +336,25 @@ func TestZooKeeperSourceReadsOnlyTheLeadersAskedFor(t *testing.T) {
 		checkCalls(t, f, "all asked for", "WatchLeader a/0", "WatchLeader a/2")
 	})
 }
+
+// Close ends the goroutines waiting on the source's watches, those of an
+// earlier session too, though ZooKeeper never closes their channels
+// (go-zookeeper's loop can block before it does); a read abandoned by
+// Close that arms a watch afterwards leaves none waiting either. synctest
+// fails the test if any goroutine of the bubble is left.
+func TestZooKeeperSourceCloseEndsItsWatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeZooKeeper() // its watches are never closed
+		f.parts["a"] = []int32{0}
+		f.leaders["a/0"] = 1
+		z := NewZooKeeper(f, true)
+		checkParts(t, z, "a", Partition{0, 1})
+		f.set(func() { f.gen++ })
+		checkParts(t, z, "a", Partition{0, 1})
+		z.Close()
+		f.set(func() { f.gen++ })
+		checkParts(t, z, "a", Partition{0, 1})
+		checkCalls(t, f, "three sessions", "WatchLeader a/0", "WatchLeader a/0", "WatchLeader a/0",
+			"WatchPartitions a", "WatchPartitions a", "WatchPartitions a")
+	})
+}

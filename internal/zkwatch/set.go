@@ -16,12 +16,26 @@ type Set struct {
 	arms  uint64            // armings so far
 	known map[string]any    // the value read with a key's armed watch (see KnownRead)
 	fired func()
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
 }
 
 // New returns an empty Set that calls fired (which must not block) each
 // time one of its watches fires or its channel closes.
 func New(fired func()) *Set {
-	return &Set{armed: make(map[string]uint64), known: make(map[string]any), fired: fired}
+	return &Set{armed: make(map[string]uint64), known: make(map[string]any), fired: fired,
+		done: make(chan struct{})}
+}
+
+// Close ends every goroutine waiting on one of the Set's watches, and any
+// that a later Arm starts, without calling fired. Its owner calls it when
+// it stops or replaces the Set. A closed connection closes its watch
+// channels, but go-zookeeper v1.0.4's loop can block before it does
+// (docs/shutdown.md), and the waiting goroutines must not outlive their
+// owner.
+func (s *Set) Close() {
+	s.closeOnce.Do(func() { close(s.done) })
 }
 
 // Armed reports whether key's watch is armed and has not fired yet.
@@ -39,15 +53,19 @@ func (s *Set) arming(key string) (uint64, bool) {
 }
 
 // Arm waits for ch in the background, then disarms key and calls fired.
-// The goroutine ends when the watch fires, or when the ZooKeeper
-// connection closes (which closes every watch channel).
+// The goroutine ends when the watch fires, when the ZooKeeper connection
+// closes (which closes every watch channel), or with Close.
 func (s *Set) Arm(key string, ch <-chan kazoo.Event) {
 	s.mu.Lock()
 	s.arms++
 	s.armed[key] = s.arms
 	s.mu.Unlock()
 	go func() {
-		<-ch
+		select {
+		case <-ch:
+		case <-s.done:
+			return
+		}
 		s.mu.Lock()
 		delete(s.armed, key)
 		delete(s.known, key)

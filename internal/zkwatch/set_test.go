@@ -5,6 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/zkgroup/kafka/kazoo"
 )
 
@@ -134,4 +136,19 @@ func TestSetWakeupsCoalesce(t *testing.T) {
 			t.Fatal("no wake-up for the last watches")
 		}
 	})
+}
+
+// A watch channel can stay open after its connection closed: go-zookeeper
+// v1.0.4's loop can block before it closes its watch channels. Close ends
+// the goroutine waiting on such a channel.
+func TestClosedSetLeavesNoGoroutineOnAWatchThatNeverEnds(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	ws := newTestSet()
+	ws.Arm("ids", make(chan kazoo.Event)) // never fires, never closes
+	ws.Close()
+	ws.Arm("registration/a", make(chan kazoo.Event)) // armed by a read abandoned before Close
+	goleak.VerifyNone(t, before)
+	if woken(ws) {
+		t.Error("a closed set called fired")
+	}
 }

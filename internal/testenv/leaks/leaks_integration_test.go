@@ -65,11 +65,18 @@ func TestIntegrationGoZookeeperCloseCanWedgeItsLoop(t *testing.T) {
 	testenv.Integration(t)
 	for attempt := 1; attempt <= 20; attempt++ {
 		before := wedgedLoops()
-		closeWhileARequestFails(t)
+		watch := closeWhileARequestFails(t)
 		deadline := time.Now().Add(time.Second)
 		for time.Now().Before(deadline) {
 			if wedgedLoops() > before {
 				t.Logf("go-zookeeper's loop is blocked in flushRequests after Close (attempt %d), as Known says", attempt)
+				// Its watch channels then stay open: whatever waits on one
+				// must also end another way (zkwatch.Set.Close).
+				select {
+				case ev, ok := <-watch:
+					t.Fatalf("a watch of the wedged connection ended (%v, open %v): zkwatch.Set.Close may no longer be needed", ev, ok)
+				case <-time.After(100 * time.Millisecond):
+				}
 				return // left blocked: the package's leak check ignores it (Known)
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -80,8 +87,9 @@ func TestIntegrationGoZookeeperCloseCanWedgeItsLoop(t *testing.T) {
 
 // closeWhileARequestFails closes a new connection while requests queued
 // after Close began wait behind Close's own request, whose write is held;
-// the first of them is then written, and its write fails.
-func closeWhileARequestFails(t *testing.T) {
+// the first of them is then written, and its write fails. It returns a
+// watch armed before the close.
+func closeWhileARequestFails(t *testing.T) <-chan zk.Event {
 	var hc *heldConn
 	dial := func(network, addr string, timeout time.Duration) (net.Conn, error) {
 		c, err := net.DialTimeout(network, addr, timeout)
@@ -101,6 +109,10 @@ func closeWhileARequestFails(t *testing.T) {
 			break
 		}
 	}
+	_, _, watch, err := conn.GetW("/")
+	if err != nil {
+		t.Fatal(err)
+	}
 	hc.hold()
 	closed := make(chan struct{})
 	go func() { conn.Close(); close(closed) }()
@@ -112,6 +124,7 @@ func closeWhileARequestFails(t *testing.T) {
 	}
 	close(hc.released)
 	<-closed
+	return watch
 }
 
 // wedgedLoops counts go-zookeeper loops blocked in flushRequests.
