@@ -62,6 +62,11 @@ func (w *fakeWorker) stopped() bool {
 
 // fakeWorkers records the workers and sweepers the loop starts.
 type fakeWorkers struct {
+	// holdNodes makes every worker end as one whose release failed for
+	// good (MayHoldNode), and failSweeps the first so many sweeps too.
+	holdNodes  bool
+	failSweeps int
+
 	mu      sync.Mutex
 	started []*fakeWorker
 	swept   []*fakeWorker
@@ -69,6 +74,7 @@ type fakeWorkers struct {
 
 func (f *fakeWorkers) Start(tp TopicPartition, prev Worker, _ chan<- Worker) Worker {
 	w := newFakeWorker(tp, prev)
+	w.mayHoldNode = f.holdNodes
 	f.mu.Lock()
 	f.started = append(f.started, w)
 	f.mu.Unlock()
@@ -79,6 +85,10 @@ func (f *fakeWorkers) SweepOwnerNode(tp TopicPartition) Worker {
 	w := newFakeWorker(tp, nil)
 	w.end() // a sweep here is done at once
 	f.mu.Lock()
+	if f.failSweeps > 0 {
+		f.failSweeps--
+		w.mayHoldNode = true
+	}
 	f.swept = append(f.swept, w)
 	f.mu.Unlock()
 	return w

@@ -176,7 +176,7 @@ func (l *Loop) Run() {
 	}
 	for {
 		if fenced { // another instance consumes under our id: idle until Close
-			<-l.d.Stop
+			l.sweepWhileFenced(ps)
 			return
 		}
 		// Reads from ZooKeeper can hang for a long time when it is out of
@@ -218,6 +218,9 @@ func (l *Loop) Run() {
 			failures = 0
 			l.reconcile(v, ps)
 		}
+		if fenced {
+			continue
+		}
 
 		var retry, graceEnds <-chan time.Time
 		if err != nil {
@@ -225,7 +228,7 @@ func (l *Loop) Run() {
 		} else {
 			readRetry.Reset()
 		}
-		if !v.reservedTo.IsZero() && !fenced {
+		if !v.reservedTo.IsZero() {
 			graceEnds = time.After(time.Until(v.reservedTo))
 		}
 		select {

@@ -98,3 +98,40 @@ func (l *Loop) registerAgain(ps *partitions, what string) (fenced bool) {
 	}
 	return true
 }
+
+// sweepWhileFenced is a fenced instance's loop until Stop: it consumes
+// nothing, but deletes the owner nodes its stopped workers may have left
+// (a release that failed for good), again every RetryCooldown until none
+// is left. The instance that holds our id now never takes an owner node
+// of that id under another session: it waits for these, which would
+// otherwise stay until Close ends our session.
+func (l *Loop) sweepWhileFenced(ps *partitions) {
+	for len(ps.leftover) > 0 {
+		for tp := range ps.leftover {
+			delete(ps.leftover, tp)
+			ps.stopping[tp] = l.d.Workers.SweepOwnerNode(tp)
+		}
+		for tp, w := range ps.stopping {
+			select {
+			case <-w.Done():
+			case <-l.d.Stop:
+				return
+			}
+			delete(ps.stopping, tp)
+			if w.MayHoldNode() {
+				ps.leftover[tp] = true
+			}
+		}
+		if len(ps.leftover) == 0 {
+			break
+		}
+		l.d.Log.Warn("fenced: owner nodes of ours are left; deleting them again", "partitions", len(ps.leftover),
+			"in", l.cfg.RetryCooldown)
+		select {
+		case <-l.d.Stop:
+			return
+		case <-time.After(l.cfg.RetryCooldown):
+		}
+	}
+	<-l.d.Stop
+}

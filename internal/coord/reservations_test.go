@@ -103,9 +103,15 @@ func newGroupZooKeeper() *fakeZooKeeper {
 
 func startStaticLoop(t *testing.T, zkf *fakeZooKeeper, res Reservations, register func() error) *staticLoop {
 	t.Helper()
+	return startStaticLoopOn(t, zkf, res, register, &exitingWorkers{})
+}
+
+// startStaticLoopOn is startStaticLoop over workers.
+func startStaticLoopOn(t *testing.T, zkf *fakeZooKeeper, res Reservations, register func() error, workers *exitingWorkers) *staticLoop {
+	t.Helper()
 	s := &staticLoop{
 		zk:      zkf,
-		workers: &exitingWorkers{},
+		workers: workers,
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
