@@ -156,12 +156,14 @@ func (z *ZooKeeperSource) Forget() {
 const maxConcurrentLeaderReads = 64
 
 // watches returns the watch set of the current session, starting a new one
-// when the session was replaced: the old one's watches died with it.
+// when the session was replaced: the old one's watches died with it. A
+// read that learned an older generation than the set's (it raced one of
+// the new session) keeps the set: generations only grow.
 func (z *ZooKeeperSource) watches() *zkwatch.Set {
 	gen := z.zk.Generation()
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.ws == nil || z.gen != gen {
+	if z.ws == nil || gen > z.gen {
 		if z.ws != nil {
 			z.ws.Close()
 		}

@@ -358,3 +358,65 @@ func TestZooKeeperSourceCloseEndsItsWatches(t *testing.T) {
 			"WatchPartitions a", "WatchPartitions a", "WatchPartitions a")
 	})
 }
+
+// pausedGeneration is a fakeZooKeeper whose next Generation, once pause
+// is set, returns the generation it read only after release is closed:
+// a read that began before the session was replaced and reaches the
+// source's lock after one that began after it.
+type pausedGeneration struct {
+	*fakeZooKeeper
+	pause   bool
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (p *pausedGeneration) Generation() uint64 {
+	g := p.fakeZooKeeper.Generation()
+	p.mu.Lock()
+	pause := p.pause
+	p.pause = false
+	p.mu.Unlock()
+	if pause {
+		close(p.reached)
+		<-p.release
+	}
+	return g
+}
+
+// A read that learned the generation before the session was replaced, and
+// reaches the watch set after a read of the new session, does not replace
+// the new session's set: its watches still wake Changed. (The loop's
+// readGainedLeaders runs beside its view.)
+func TestZooKeeperSourceAStaleGenerationKeepsTheCurrentWatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFakeZooKeeper()
+		defer f.closeAll()
+		f.parts["a"], f.parts["b"] = []int32{0}, []int32{0}
+		f.leaders["a/0"], f.leaders["b/0"] = 1, 1
+		p := &pausedGeneration{fakeZooKeeper: f, pause: true, reached: make(chan struct{}), release: make(chan struct{})}
+		z := NewZooKeeper(p, true)
+
+		stale := make(chan error, 1)
+		go func() { // learns generation 1, then waits
+			_, err := z.Partitions("b", Leaders{All: true})
+			stale <- err
+		}()
+		<-p.reached
+		f.set(func() { f.gen++ }) // the session is replaced
+		checkParts(t, z, "a", Partition{0, 1})
+		close(p.release)
+		if err := <-stale; err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		for changed(z) {
+		}
+
+		f.set(func() { f.leaders["a/0"] = 2 })
+		f.fire(t, "a/0")
+		synctest.Wait()
+		if !changed(z) {
+			t.Fatal("the new session's watch on a/0 fired without a wake-up: a read of the old generation closed its set")
+		}
+	})
+}
