@@ -28,14 +28,30 @@ func New(fired func()) *Set {
 		done: make(chan struct{})}
 }
 
-// Close ends every goroutine waiting on one of the Set's watches, and any
-// that a later Arm starts, without calling fired. Its owner calls it when
-// it stops or replaces the Set. A closed connection closes its watch
-// channels, but go-zookeeper v1.0.4's loop can block before it does
-// (docs/shutdown.md), and the waiting goroutines must not outlive their
-// owner.
+// Close ends every goroutine waiting on one of the Set's watches without
+// calling fired, and disarms every key: an Arm after it starts none. Its
+// owner calls it when it stops or replaces the Set. A closed connection
+// closes its watch channels, but go-zookeeper v1.0.4's loop can block
+// before it does (docs/shutdown.md), and the waiting goroutines must not
+// outlive their owner.
 func (s *Set) Close() {
-	s.closeOnce.Do(func() { close(s.done) })
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		close(s.done)
+		clear(s.armed) // nobody waits on them: a later read arms them anew
+		clear(s.known)
+	})
+}
+
+// closed reports whether Close was called.
+func (s *Set) closed() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Armed reports whether key's watch is armed and has not fired yet.
@@ -57,6 +73,11 @@ func (s *Set) arming(key string) (uint64, bool) {
 // closes (which closes every watch channel), or with Close.
 func (s *Set) Arm(key string, ch <-chan kazoo.Event) {
 	s.mu.Lock()
+	if s.closed() { // nobody waits on it: a later read must arm it anew
+		delete(s.known, key)
+		s.mu.Unlock()
+		return
+	}
 	s.arms++
 	s.armed[key] = s.arms
 	s.mu.Unlock()

@@ -148,6 +148,9 @@ func TestClosedSetLeavesNoGoroutineOnAWatchThatNeverEnds(t *testing.T) {
 	ws.Close()
 	ws.Arm("registration/a", make(chan kazoo.Event)) // armed by a read abandoned before Close
 	goleak.VerifyNone(t, before)
+	if ws.Armed("ids") || ws.Armed("registration/a") {
+		t.Error("a closed set reports a watch armed that nobody waits on")
+	}
 	if woken(ws) {
 		t.Error("a closed set called fired")
 	}
