@@ -32,9 +32,10 @@ type ownConns struct {
 	idleClose time.Duration
 
 	mu     sync.Mutex
-	conns  map[int32]*ownConn // by broker id
-	dialer *brokerconn.Dialer // dials conns
-	closed bool               // closeAll was called: no new connections
+	conns  map[int32]*ownConn     // by broker id
+	dialer *brokerconn.Dialer     // dials conns
+	closed bool                   // closeAll was called: no new connections
+	firsts map[int32]*outstanding // first fetches out, by broker (first_fetch_priority.go)
 }
 
 // ownConn is the own connection to one broker.

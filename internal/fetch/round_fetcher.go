@@ -209,6 +209,10 @@ func (f *roundFetcher) fetchUnparsed(ctx context.Context, topic string, partitio
 func (f *roundFetcher) fetchFrom(ctx context.Context, leader *sarama.Broker, w *fetchWant) (r fetchResult, moved bool) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	if w.first && !f.longPoll && f.own != nil {
+		f.own.firstFetchStarted(leader.ID())
+		defer f.own.firstFetchEnded(leader.ID())
+	}
 	w.ctx = wctx
 	f.wants.add(w, leader.ID(), cancel)
 	defer f.wants.remove(w)
@@ -273,6 +277,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // partition".
 func (f *roundFetcher) run(id int32) {
 	for {
+		f.holdLongPoll(id)
 		f.mu.Lock()
 		batch := f.nextRound(id)
 		if len(batch) == 0 {
