@@ -56,9 +56,16 @@ type outstanding struct {
 }
 
 // holdLongPoll waits, in the idle fetcher, until no first fetch to broker
-// id is outstanding, for at most Consumer.MaxWaitTime.
+// id is outstanding, for at most Consumer.MaxWaitTime. A round of starved
+// wants (records below their marks, see answer) is not held.
 func (f *roundFetcher) holdLongPoll(id int32) {
 	if !f.longPoll || f.own == nil {
+		return
+	}
+	f.mu.Lock()
+	starved := len(f.starved[id]) > 0
+	f.mu.Unlock()
+	if starved {
 		return
 	}
 	done := f.own.firstFetchesDone(id)
