@@ -57,15 +57,16 @@ type outstanding struct {
 
 // holdLongPoll waits, in the idle fetcher, until no first fetch to broker
 // id is outstanding, for at most Consumer.MaxWaitTime. A round of starved
-// wants (records below their marks, see answer) is not held.
+// wants (records below their marks, see answer) is not held, nor a runner
+// with no round left.
 func (f *roundFetcher) holdLongPoll(id int32) {
 	if !f.longPoll || f.own == nil {
 		return
 	}
 	f.mu.Lock()
-	starved := len(f.starved[id]) > 0
+	starved, none := len(f.starved[id]) > 0, len(f.pending[id]) == 0
 	f.mu.Unlock()
-	if starved {
+	if starved || none { // records wait below a mark, or no round is left
 		return
 	}
 	done := f.own.firstFetchesDone(id)

@@ -1,9 +1,11 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"math"
+	"net"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,82 +13,9 @@ import (
 	"github.com/IBM/sarama"
 )
 
-// A rebalance's first fetches, answered at once, go over the own
-// connection while partitions fetched already wait at their log end: the
-// idle fetcher holds its long poll to the broker back until no first
-// fetch is out to it. Were it sent, every later busy round would go over
-// the client's connection for as long as it waits (up to
-// Consumer.MaxWaitTime), decoded by sarama at about twice this package's
-// cost.
-//
-// Here first fetch A of t/0 comes over a slow link (0.5 s); meanwhile the
-// idle fetcher is asked for t/1, at its log end, and then first fetch C
-// of t/2 is asked for. C must go over the own connection, after A, and the
-// long poll for t/1 after C: three requests over the own connection.
-func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
-	broker := sarama.NewMockBroker(t, 1)
-	defer broker.Close()
-	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
-	res.AddRecordBatch("t", 0, nil, sarama.ByteEncoder(bytes.Repeat([]byte("x"), 256<<10)), 0, 0, false)
-	res.GetBlock("t", 0).HighWaterMarkOffset = 1
-	res.AddError("t", 1, sarama.ErrNoError) // at its log end
-	res.AddRecord("t", 2, nil, sarama.StringEncoder("m"), 0)
-	res.GetBlock("t", 2).HighWaterMarkOffset = 1
-	broker.SetHandlerByMap(map[string]sarama.MockResponse{
-		"MetadataRequest": sarama.NewMockMetadataResponse(t).SetBroker(broker.Addr(), broker.BrokerID()).
-			SetLeader("t", 0, broker.BrokerID()).SetLeader("t", 1, broker.BrokerID()).SetLeader("t", 2, broker.BrokerID()),
-		"FetchRequest": sarama.NewMockWrapper(res),
-	})
-	cg := mockFetchGroup(t, broker)
-	proxy := &relayProxy{bytesPerSecond: 512 << 10}
-	defer proxy.closeAll()
-	fconf := *cg.config.Config
-	fconf.Net.Proxy.Enable = true
-	fconf.Net.Proxy.Dialer = proxy
-	fconf.Consumer.MaxWaitTime = 5 * time.Second // longer than the test: only the first fetches end the hold
-	cfg := &Config{Config: &fconf}
-	cfg.Batches = true
-	cg.config = cfg
-	busy, idle := newFetchers(cg)
-	defer idle.closeConns()
-	defer busy.closeConns()
-
-	ctx := context.Background()
-	type result struct {
-		name string
-		r    fetchResult
-	}
-	results := make(chan result, 3)
-	fetch := func(name string, f *roundFetcher, partition int32, first bool) {
-		results <- result{name, f.fetchUnparsed(ctx, "t", partition, 0, math.MaxInt, 1<<20, first)}
-	}
-	go fetch("A", busy, 0, true)
-	for busy.own.firstFetchesDone(broker.BrokerID()) == nil {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	go fetch("B", idle, 1, false)
-	time.Sleep(50 * time.Millisecond)
-	go fetch("C", busy, 2, true)
-	for range 3 {
-		r := <-results
-		if r.r.err != nil {
-			t.Fatalf("fetch %s: %v", r.name, r.r.err)
-		}
-	}
-	busy.own.mu.Lock()
-	c := busy.own.conns[broker.BrokerID()]
-	busy.own.mu.Unlock()
-	c.fetch.mu.Lock()
-	requests := c.fetch.correlation
-	c.fetch.mu.Unlock()
-	if requests != 3 {
-		t.Errorf("%d requests over the own connection, want 3: first fetch C went over the client's connection while the long poll for t/1 held the own one", requests)
-	}
-}
-
 // The hold ends when the last first fetch out to the broker ends, or after
-// Consumer.MaxWaitTime; the busy fetcher never holds.
+// Consumer.MaxWaitTime; the busy fetcher never holds, nor a runner with no
+// round left.
 func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		conf := sarama.NewConfig()
@@ -107,6 +36,13 @@ func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 			}
 		}
 
+		busy.own.firstFetchStarted(1)
+		if !over(held(idle)) {
+			t.Fatal("a runner with no round left held")
+		}
+		busy.own.firstFetchEnded(1)
+		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}} // a long poll to send
+		busy.pending[1] = []*fetchWant{{topic: "t", partition: 2}}
 		if !over(held(idle)) {
 			t.Fatal("held with no first fetch out")
 		}
@@ -140,4 +76,183 @@ func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 		}
 		busy.own.firstFetchEnded(1)
 	})
+}
+
+// The idle fetcher holds back only long polls of partitions at their log
+// end: a partition a long poll's byte limit starved holds records below
+// its high-water mark, and its next round goes out at once though a first
+// fetch is out to the broker.
+func TestStarvedIdleRoundNotHeldBehindFirstFetches(t *testing.T) {
+	f, broker := starvedFetcher(t,
+		starvedResponse([]int32{0}, []int32{1}), // 1 starved by the byte limit
+		starvedResponse([]int32{1}, nil))
+	f.env.config.Consumer.MaxWaitTime = 2 * time.Second
+	f.longPoll, f.own = true, newOwnConns(f.env)
+	defer f.closeConns()
+	leader, err := f.env.client.Leader("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	w1 := &fetchWant{ctx: context.Background(), topic: "t", partition: 1, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	f.mu.Lock()
+	f.pending[1] = []*fetchWant{w0, w1}
+	f.leaders[1] = leader
+	f.inFlight[1] = true
+	f.mu.Unlock()
+	// A rebalance's first fetch goes out to the broker while the long poll
+	// is in flight (here: before; the long poll is held, as meant).
+	f.own.firstFetchStarted(broker.BrokerID())
+	defer f.own.firstFetchEnded(broker.BrokerID())
+	go f.run(1)
+
+	if r := <-w0.done; r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/0: %d messages, err %v", r.messages(), r.err)
+	}
+	fed := time.Now()
+	r := <-w1.done
+	if r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/1: %d messages, err %v", r.messages(), r.err)
+	}
+	if d := time.Since(fed); d > time.Second {
+		t.Errorf("starved t/1, records below its mark, answered %v after the round that starved it: held behind the first fetch", d)
+	}
+}
+
+// gatedProxy relays connections to the broker and holds every answer back
+// until gate is closed.
+type gatedProxy struct {
+	gate chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	cs   []net.Conn
+}
+
+func (p *gatedProxy) Dial(network, addr string) (net.Conn, error) {
+	server, err := net.Dial(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	ours, theirs := net.Pipe()
+	p.mu.Lock()
+	p.cs = append(p.cs, ours, server)
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); _, _ = io.Copy(server, ours); server.Close() }()
+	go func() {
+		defer p.wg.Done()
+		defer ours.Close()
+		<-p.gate
+		_, _ = io.Copy(ours, server)
+	}()
+	return theirs, nil
+}
+
+func (p *gatedProxy) closeAll() {
+	p.mu.Lock()
+	for _, c := range p.cs {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// pollUntil polls cond (under no lock of the caller's) until it holds.
+func pollUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A rebalance's first fetches, answered at once, go over the own
+// connection while partitions fetched already wait at their log end: the
+// idle fetcher holds its long poll to the broker back until no first
+// fetch is out to it. Were it sent, every later busy round would go over
+// the client's connection for as long as it waits (up to
+// Consumer.MaxWaitTime), and be decoded by sarama.
+//
+// Here first fetch A of t/0 is out (its answer held by the proxy) when
+// the idle fetcher is asked for t/1, at its log end, and first fetch C of
+// t/2 is asked for. C must go over the own connection after A, and the
+// long poll for t/1 after C: three requests over the own connection.
+func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
+	broker := sarama.NewMockBroker(t, 1)
+	defer broker.Close()
+	res := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
+	res.AddRecord("t", 0, nil, sarama.StringEncoder("m"), 0)
+	res.GetBlock("t", 0).HighWaterMarkOffset = 1
+	res.AddError("t", 1, sarama.ErrNoError) // at its log end
+	res.AddRecord("t", 2, nil, sarama.StringEncoder("m"), 0)
+	res.GetBlock("t", 2).HighWaterMarkOffset = 1
+	broker.SetHandlerByMap(map[string]sarama.MockResponse{
+		"MetadataRequest": sarama.NewMockMetadataResponse(t).SetBroker(broker.Addr(), broker.BrokerID()).
+			SetLeader("t", 0, broker.BrokerID()).SetLeader("t", 1, broker.BrokerID()).SetLeader("t", 2, broker.BrokerID()),
+		"FetchRequest": sarama.NewMockWrapper(res),
+	})
+	cg := mockFetchGroup(t, broker)
+	proxy := &gatedProxy{gate: make(chan struct{})}
+	defer proxy.closeAll()
+	fconf := *cg.config.Config
+	fconf.Net.Proxy.Enable = true
+	fconf.Net.Proxy.Dialer = proxy
+	fconf.Consumer.MaxWaitTime = time.Minute // only the first fetches end the hold
+	cfg := &Config{Config: &fconf}
+	cfg.Batches = true
+	cg.config = cfg
+	busy, idle := newFetchers(cg)
+	defer idle.closeConns()
+	defer busy.closeConns()
+	id := broker.BrokerID()
+
+	type result struct {
+		name string
+		r    fetchResult
+	}
+	results := make(chan result, 3)
+	fetch := func(name string, f *roundFetcher, partition int32, first bool) {
+		results <- result{name, f.fetchUnparsed(context.Background(), "t", partition, 0, math.MaxInt, 1<<20, first)}
+	}
+	firsts := func() int {
+		busy.own.mu.Lock()
+		defer busy.own.mu.Unlock()
+		if o := busy.own.firsts[id]; o != nil {
+			return o.n
+		}
+		return 0
+	}
+	go fetch("A", busy, 0, true)
+	pollUntil(t, "A's round on the own connection", func() bool {
+		busy.own.mu.Lock()
+		defer busy.own.mu.Unlock()
+		c := busy.own.conns[id]
+		return c != nil && c.rounds == 1
+	})
+	go fetch("B", idle, 1, false)
+	pollUntil(t, "B queued", func() bool {
+		idle.mu.Lock()
+		defer idle.mu.Unlock()
+		return idle.inFlight[id]
+	})
+	go fetch("C", busy, 2, true)
+	pollUntil(t, "C counted", func() bool { return firsts() == 2 })
+	close(proxy.gate)
+	for range 3 {
+		if r := <-results; r.r.err != nil {
+			t.Fatalf("fetch %s: %v", r.name, r.r.err)
+		}
+	}
+	busy.own.mu.Lock()
+	c := busy.own.conns[id]
+	busy.own.mu.Unlock()
+	c.fetch.mu.Lock()
+	requests := c.fetch.correlation
+	c.fetch.mu.Unlock()
+	if requests != 3 {
+		t.Errorf("%d requests over the own connection, want 3: first fetch C went over the client's connection while the long poll for t/1 held the own one", requests)
+	}
 }
