@@ -3,8 +3,8 @@ package fetch
 import "time"
 
 // While a rebalance's first fetches are out to a broker, the idle
-// fetcher holds its long polls to it back (for Consumer.MaxWaitTime at
-// most), so that the busy rounds carrying them go over the own connection
+// fetcher holds its long polls to it back (each for Consumer.MaxWaitTime
+// at most), so that the busy rounds carrying them go over the own connection
 // rather than the client's, behind no long poll, and are decoded here
 // rather than by sarama. The partitions held back are at their log end.
 // See docs/batch-feed.md, "Connections".

@@ -2,9 +2,7 @@ package fetch
 
 import (
 	"context"
-	"io"
 	"math"
-	"net"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -119,44 +117,6 @@ func TestStarvedIdleRoundNotHeldBehindFirstFetches(t *testing.T) {
 	}
 }
 
-// gatedProxy relays connections to the broker and holds every answer back
-// until gate is closed.
-type gatedProxy struct {
-	gate chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	cs   []net.Conn
-}
-
-func (p *gatedProxy) Dial(network, addr string) (net.Conn, error) {
-	server, err := net.Dial(network, addr)
-	if err != nil {
-		return nil, err
-	}
-	ours, theirs := net.Pipe()
-	p.mu.Lock()
-	p.cs = append(p.cs, ours, server)
-	p.mu.Unlock()
-	p.wg.Add(2)
-	go func() { defer p.wg.Done(); _, _ = io.Copy(server, ours); server.Close() }()
-	go func() {
-		defer p.wg.Done()
-		defer ours.Close()
-		<-p.gate
-		_, _ = io.Copy(ours, server)
-	}()
-	return theirs, nil
-}
-
-func (p *gatedProxy) closeAll() {
-	p.mu.Lock()
-	for _, c := range p.cs {
-		c.Close()
-	}
-	p.mu.Unlock()
-	p.wg.Wait()
-}
-
 // pollUntil polls cond (under no lock of the caller's) until it holds.
 func pollUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -195,8 +155,10 @@ func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
 		"FetchRequest": sarama.NewMockWrapper(res),
 	})
 	cg := mockFetchGroup(t, broker)
-	proxy := &gatedProxy{gate: make(chan struct{})}
+	proxy := &relayProxy{gate: make(chan struct{})}
 	defer proxy.closeAll()
+	openGate := sync.OnceFunc(func() { close(proxy.gate) })
+	defer openGate() // before closeAll, should the test end early
 	fconf := *cg.config.Config
 	fconf.Net.Proxy.Enable = true
 	fconf.Net.Proxy.Dialer = proxy
@@ -240,7 +202,7 @@ func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
 	})
 	go fetch("C", busy, 2, true)
 	pollUntil(t, "C counted", func() bool { return firsts() == 2 })
-	close(proxy.gate)
+	openGate()
 	for range 3 {
 		if r := <-results; r.r.err != nil {
 			t.Fatalf("fetch %s: %v", r.name, r.r.err)

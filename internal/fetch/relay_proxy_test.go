@@ -11,9 +11,11 @@ import (
 // the broker through the test, so a test can slow the broker's answers
 // down (bytesPerSecond; 0: as fast as they come), as over a WAN link, or
 // cut one connection (reap), as a Kafka broker closes a connection idle
-// longer than connections.max.idle.ms (10 minutes by default).
+// longer than connections.max.idle.ms (10 minutes by default), or hold
+// every answer back until gate is closed (gate not nil).
 type relayProxy struct {
 	bytesPerSecond int
+	gate           chan struct{}
 
 	mu     sync.Mutex
 	relays []relay // in dial order
@@ -44,8 +46,11 @@ func (p *relayProxy) Dial(network, addr string) (net.Conn, error) {
 }
 
 // answer copies the broker's answers from server to ours, at
-// bytesPerSecond when set.
+// bytesPerSecond when set, once gate is closed when set.
 func (p *relayProxy) answer(ours, server net.Conn) {
+	if p.gate != nil {
+		<-p.gate
+	}
 	if p.bytesPerSecond == 0 {
 		_, _ = io.Copy(ours, server)
 		return
