@@ -24,15 +24,15 @@ import (
 // change, whether or not it has anything to commit. Connection errors are
 // returned as they are (IsRetryable).
 //
-// The channel is fed by a goroutine of its own until a watch fires;
-// WatchClaimNodes hands out the two watches instead, for callers that
-// follow many claims at once.
+// The channel is fed by a goroutine of its own until a watch fires or the
+// client is closed (EventNotWatching); WatchClaimNodes hands out the two
+// watches instead, for callers that follow many claims at once.
 func (cgi *ConsumergroupInstance) WatchClaim(c *PartitionClaim) (<-chan Event, error) {
 	w, err := cgi.WatchClaimNodes(c)
 	if err != nil {
 		return nil, err
 	}
-	return firstEvent(w.Epoch, w.Owner), nil
+	return firstEvent(cgi.kz().dialCtx.Done(), w.Epoch, w.Owner), nil
 }
 
 // ClaimWatches are the two one-shot watches WatchClaimNodes arms. Each
@@ -87,12 +87,17 @@ func (cgi *ConsumergroupInstance) WatchClaimNodes(c *PartitionClaim) (ClaimWatch
 
 // firstEvent forwards the first event of a or b, then closes. The other
 // watch stays armed in the client until it fires or the session ends; both
-// channels are buffered by the client, so nothing blocks on them.
-func firstEvent(a, b <-chan Event) <-chan Event {
+// channels are buffered by the client, so nothing blocks on them. When
+// closed is closed first (the client's Close), it hands out
+// EventNotWatching: go-zookeeper v1.0.4's loop can block after Close
+// before it closes its watch channels (docs/shutdown.md).
+func firstEvent(closed <-chan struct{}, a, b <-chan Event) <-chan Event {
 	out := make(chan Event, 1)
 	go func() {
 		defer close(out)
 		select {
+		case <-closed:
+			out <- Event{Type: EventNotWatching, State: zk.StateDisconnected, Err: zk.ErrClosing}
 		case ev, ok := <-a:
 			if ok {
 				out <- ev
