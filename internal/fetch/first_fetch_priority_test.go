@@ -154,18 +154,12 @@ func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
 			SetLeader("t", 0, broker.BrokerID()).SetLeader("t", 1, broker.BrokerID()).SetLeader("t", 2, broker.BrokerID()),
 		"FetchRequest": sarama.NewMockWrapper(res),
 	})
-	cg := mockFetchGroup(t, broker)
 	proxy := &relayProxy{gate: make(chan struct{})}
 	defer proxy.closeAll()
 	openGate := sync.OnceFunc(func() { close(proxy.gate) })
 	defer openGate() // before closeAll, should the test end early
-	fconf := *cg.config.Config
-	fconf.Net.Proxy.Enable = true
-	fconf.Net.Proxy.Dialer = proxy
-	fconf.Consumer.MaxWaitTime = time.Minute // only the first fetches end the hold
-	cfg := &Config{Config: &fconf}
-	cfg.Batches = true
-	cg.config = cfg
+	cg := proxiedFetchGroup(t, broker, proxy)
+	cg.config.Consumer.MaxWaitTime = time.Minute // only the first fetches end the hold
 	busy, idle := newFetchers(cg)
 	defer idle.closeConns()
 	defer busy.closeConns()
