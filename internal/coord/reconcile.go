@@ -45,12 +45,7 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 		default:
 		}
 	}
-	for tp := range ps.leftover {
-		if ps.workers[tp] == nil && ps.stopping[tp] == nil {
-			delete(ps.leftover, tp)
-			ps.stopping[tp] = l.d.Workers.SweepOwnerNode(tp) // a worker started for tp waits for it
-		}
-	}
+	l.sweepLeftovers(ps)
 	now := time.Now()
 	for tp, until := range ps.cooldown {
 		if !now.Before(until) {
@@ -72,6 +67,17 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 		l.timeRebalance(gained, ps.workers, assign.InEffect(l.cfg.Strategy, v.assignees()) == assign.Sticky)
 		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
+	}
+}
+
+// sweepLeftovers starts a sweep of each owner node an ended worker may
+// have left, for the partitions no worker of ours runs or stops.
+func (l *Loop) sweepLeftovers(ps *partitions) {
+	for tp := range ps.leftover {
+		if ps.workers[tp] == nil && ps.stopping[tp] == nil {
+			delete(ps.leftover, tp)
+			ps.stopping[tp] = l.d.Workers.SweepOwnerNode(tp) // a worker started for tp waits for it
+		}
 	}
 }
 

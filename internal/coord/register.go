@@ -106,22 +106,9 @@ func (l *Loop) registerAgain(ps *partitions, what string) (fenced bool) {
 // of that id under another session: it waits for these, which would
 // otherwise stay until Close ends our session.
 func (l *Loop) sweepWhileFenced(ps *partitions) {
-	for len(ps.leftover) > 0 {
-		for tp := range ps.leftover {
-			delete(ps.leftover, tp)
-			ps.stopping[tp] = l.d.Workers.SweepOwnerNode(tp)
-		}
-		for tp, w := range ps.stopping {
-			select {
-			case <-w.Done():
-			case <-l.d.Stop:
-				return
-			}
-			delete(ps.stopping, tp)
-			if w.MayHoldNode() {
-				ps.leftover[tp] = true
-			}
-		}
+	for {
+		l.sweepLeftovers(ps)
+		ps.stopAll(false) // waits for the sweeps; a failed one leaves its partition leftover again
 		if len(ps.leftover) == 0 {
 			break
 		}
