@@ -24,7 +24,8 @@ type Kazoo struct {
 	// dialErrs keeps the last failure to connect, for NewKazoo's error.
 	dialErrs dialErrors
 	// dialCtx ends at Close, aborting a dial or TLS handshake under way: the
-	// client's Close would otherwise wait for it.
+	// client's Close would otherwise wait for it. WatchClaim's goroutine
+	// ends with it too.
 	dialCtx    context.Context
 	dialCancel context.CancelFunc
 	// registered holds the registration nodes this client registered and
