@@ -28,8 +28,9 @@
 //     claims nothing more.
 //   - A view asks the topic source for every partition's leader only when
 //     the strategy in effect orders partitions by leader; otherwise for
-//     the leaders of the partitions consumed here, read once their claims
-//     are made (docs/coordination.md, "Round trips per rebalance").
+//     the leaders of the partitions consumed here, read once they are
+//     claimed and open (docs/coordination.md, "Round trips per
+//     rebalance").
 //
 // The loop drives workers through Workers and Worker, reads ZooKeeper
 // through ZooKeeper, and reports through funcs it is given; it knows

@@ -12,12 +12,13 @@ import (
 )
 
 // fakeWorker is a Worker that ends at once when stopped (and, as a real
-// worker does, closes Claimed then if it never claimed).
+// worker does, closes Claimed and Opened then if it never got there).
 type fakeWorker struct {
 	tp          TopicPartition
 	prev        Worker
 	done        chan struct{}
 	claimed     chan struct{}
+	opened      chan struct{}
 	mayHoldNode bool
 	claimEnded  bool
 
@@ -27,12 +28,13 @@ type fakeWorker struct {
 }
 
 func newFakeWorker(tp TopicPartition, prev Worker) *fakeWorker {
-	return &fakeWorker{tp: tp, prev: prev, done: make(chan struct{}), claimed: make(chan struct{})}
+	return &fakeWorker{tp: tp, prev: prev, done: make(chan struct{}), claimed: make(chan struct{}), opened: make(chan struct{})}
 }
 
 func (w *fakeWorker) Partition() TopicPartition { return w.tp }
 func (w *fakeWorker) Done() <-chan struct{}     { return w.done }
 func (w *fakeWorker) Claimed() <-chan struct{}  { return w.claimed }
+func (w *fakeWorker) Opened() <-chan struct{}   { return w.opened }
 func (w *fakeWorker) MayHoldNode() bool         { return w.mayHoldNode }
 func (w *fakeWorker) ClaimEnded() bool          { return w.claimEnded }
 
@@ -45,10 +47,12 @@ func (w *fakeWorker) Stop(abandon bool) {
 
 func (w *fakeWorker) end() {
 	w.endOnce.Do(func() {
-		select {
-		case <-w.claimed:
-		default:
-			close(w.claimed)
+		for _, c := range []chan struct{}{w.claimed, w.opened} {
+			select {
+			case <-c:
+			default:
+				close(c)
+			}
 		}
 		close(w.done)
 	})

@@ -63,7 +63,7 @@ func (l *Loop) reconcile(v view, ps *partitions) {
 	if len(lost)+len(gained) > 0 {
 		l.d.Metrics.Rebalanced()
 		// Under sticky the view did not read the gained partitions'
-		// leaders (leadersWanted): read them once they are claimed.
+		// leaders (leadersWanted): read them once they are open.
 		l.timeRebalance(gained, ps.workers, assign.InEffect(l.cfg.Strategy, v.assignees()) == assign.Sticky)
 		l.d.Log.Info("rebalanced", "instances", len(v.members), "reserved", len(v.reserved), "owned", len(ps.workers),
 			"lost", sortedTPs(lost), "gained", sortedTPs(gained))
@@ -109,10 +109,17 @@ func sortedTPs(tps []TopicPartition) []string {
 	return out
 }
 
+// gainedLeadersWait bounds how long after the claims of a rebalance the
+// leaders of the partitions it gained wait for those partitions to open
+// (see timeRebalance): a fetch source that takes longer to open (sarama's
+// partition consumer, retrying) must not keep the leader watches off.
+const gainedLeadersWait = time.Second
+
 // timeRebalance records, once every partition gained in one rebalance is
 // claimed (or its worker ended), how long that took, and, with
 // readLeaders, then reads the leaders of the partitions gained
-// (readGainedLeaders).
+// (readGainedLeaders) once every one of them is open too, or
+// gainedLeadersWait after the claims.
 func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition]Worker, readLeaders bool) {
 	start := time.Now()
 	var ws []Worker
@@ -124,9 +131,20 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 			<-w.Claimed()
 		}
 		l.d.Metrics.RebalanceTook(time.Since(start))
-		if readLeaders {
-			l.readGainedLeaders(gained)
+		if !readLeaders {
+			return
 		}
+		bound := time.NewTimer(gainedLeadersWait)
+		defer bound.Stop()
+	wait:
+		for _, w := range ws {
+			select {
+			case <-w.Opened():
+			case <-bound.C:
+				break wait
+			}
+		}
+		l.readGainedLeaders(gained)
 	}()
 }
 
@@ -134,8 +152,12 @@ func (l *Loop) timeRebalance(gained []TopicPartition, workers map[TopicPartition
 // partitions gained, which arms their watches, so the fetches follow their
 // moves (the source tells of them: topics.WithLeaderMoves). The view that
 // assigned them did not read them (leadersWanted): read there, they would
-// delay every claim of a join by a read per partition; read after the
-// claims, they delay none. Only these are read, not the whole view again,
+// delay every claim of a join by a read per partition. Read once the
+// partitions are open, they delay neither a claim nor an offset read,
+// which go over the same ZooKeeper session, answered in order
+// (docs/performance.md, "The handoff: leaders read once the partitions
+// are open"); the fetches never needed them (they take leaders from the
+// Kafka client). Only these are read, not the whole view again,
 // which would cost a read of every registration (docs/coordination.md).
 // A failed read is left to the next view, which asks for the owned
 // partitions' leaders too.

@@ -19,6 +19,10 @@ type Worker interface {
 	// Claimed is closed once the partition is claimed, or the worker
 	// ended first.
 	Claimed() <-chan struct{}
+	// Opened is closed once the partition's first fetch source is open
+	// (its committed offset read, its first fetch under way), or the
+	// worker ended first.
+	Opened() <-chan struct{}
 	// MayHoldNode reports whether an owner node of this session may be
 	// left for the partition. Read it after Done.
 	MayHoldNode() bool

@@ -103,6 +103,7 @@ func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
 			}
 		}
 		src, err := fetcher.Open(start)
+		w.markOpened()
 		if err != nil {
 			if to, lost := fetch.LostPosition(err); lost {
 				var ok bool

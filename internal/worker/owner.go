@@ -24,6 +24,20 @@ func (w *Worker) Done() <-chan struct{} { return w.done }
 // first.
 func (w *Worker) Claimed() <-chan struct{} { return w.claimed }
 
+// Opened is closed once the partition's first fetch source is open (its
+// committed offset read, its first fetch under way), or the worker ended
+// first.
+func (w *Worker) Opened() <-chan struct{} { return w.opened }
+
+// markOpened closes opened unless it is closed. run's goroutine only.
+func (w *Worker) markOpened() {
+	select {
+	case <-w.opened:
+	default:
+		close(w.opened)
+	}
+}
+
 // Claim returns the partition's claim: nil until Claimed is closed, and
 // nil if the worker ended unclaimed. It is set once, before Claimed is
 // closed, so a caller that waited for Claimed (or got the worker from a

@@ -39,6 +39,7 @@ type Worker struct {
 
 	done    chan struct{} // closed when run returns
 	claimed chan struct{} // closed once the partition is claimed (or run returns first)
+	opened  chan struct{} // closed once the first fetch source is open (or run returns first)
 	started time.Time     // when the worker started: the claim wait's origin
 	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
 
@@ -101,6 +102,7 @@ func New(cfg Config, deps Deps, tp TopicPartition) *Worker {
 		stopped: make(chan struct{}),
 		done:    make(chan struct{}),
 		claimed: make(chan struct{}),
+		opened:  make(chan struct{}),
 		started: time.Now(),
 
 		takenBack: -1,
@@ -187,6 +189,7 @@ func (w *Worker) run() {
 	default:
 		close(w.claimed) // never claimed: nobody waits for it any more
 	}
+	w.markOpened() // never opened: nobody waits for it any more
 	w.cancel()
 	select {
 	case <-w.stopped:

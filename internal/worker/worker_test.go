@@ -34,3 +34,29 @@ func TestSuccessorDoneImpliesPredecessorDone(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// A worker that ends before its partition is open closes Opened all the
+// same (as it does Claimed): the manage loop waits on it before it reads
+// the leaders of the partitions a rebalance gained.
+func TestWorkerEndedUnopenedClosesOpened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		prev := &Worker{done: make(chan struct{})} // holds the new worker in claiming
+		w := newTestWorker(Deps{})
+		w.prev, w.exited = prev, make(chan coord.Worker)
+		go w.run()
+		synctest.Wait()
+		select {
+		case <-w.Opened():
+			t.Fatal("Opened closed while the worker waits to claim")
+		default:
+		}
+		w.Stop(false)
+		close(prev.done)
+		<-w.Done()
+		select {
+		case <-w.Opened():
+		default:
+			t.Fatal("the worker ended unopened and left Opened open: whoever waits on it waits for good")
+		}
+	})
+}
