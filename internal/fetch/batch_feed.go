@@ -52,7 +52,8 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 }
 
 // run fetches from next on until ctx ends or an error ends the feed:
-// busy after a batch with messages, long-polled after an empty answer;
+// busy after a batch with messages below the high-water mark, long-polled
+// after an empty answer or one that reached the mark;
 // within the group's byte budget; a batch larger than the fetch size again
 // with the size doubled; errors retrying mends again at the same offset;
 // an offset out of range at a position read through ends the feed with a
@@ -112,13 +113,17 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 			f.mark.Store(r.hwm)
 		}
 		next = max(next, r.next)
-		busy = r.messages() > 0
-		if !busy {
+		if r.messages() == 0 {
+			busy = false
 			if r.throttle > 0 && !sleepCtx(ctx, r.throttle) {
 				return // throttled by a quota: hold back, as asked
 			}
 			continue // the long poll ended without messages
 		}
+		// A batch that reached the high-water mark leaves nothing to read
+		// at once: the next fetch long-polls rather than coming back empty
+		// from a busy round, where it would queue beside first fetches.
+		busy = !reachedMark(r, next)
 		size = f.fetchDefault
 		if !f.handOver(ctx, &r) {
 			return
@@ -191,4 +196,10 @@ func (f *batchFeed) taken(b fetchResult) { f.current = b.bytes }
 func (f *batchFeed) handedOut() {
 	f.budget.release(&f.hold, f.current)
 	f.current = 0
+}
+
+// reachedMark reports whether an answer r that moved the feed to next
+// left nothing below the partition's high-water mark.
+func reachedMark(r fetchResult, next int64) bool {
+	return r.hwm > 0 && next >= r.hwm
 }
