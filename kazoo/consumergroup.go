@@ -51,6 +51,14 @@ const (
 	// stepConflictRead: a fenced write found the offset node at another
 	// version; the node has not been read yet. A reset may land here.
 	stepConflictRead
+	// stepRegistered: a static instance's registration node was just
+	// created; nothing else of the registration is sent yet. Its session
+	// may end here, and another instance take the id.
+	stepRegistered
+	// stepReservationRead: a static instance's registration looked up its
+	// reservation node; its Multi is not sent yet. An instance whose
+	// window for it ended may delete the node here.
+	stepReservationRead
 )
 
 func (cg *Consumergroup) hook(s hookStep) error {

@@ -97,7 +97,8 @@ func (cgi *ConsumergroupInstance) WatchRegistration() (*Registration, <-chan Eve
 
 // RegisterWithSubscription registers the instance: it creates the
 // ephemeral node /consumers/<group>/ids/<id> (and its parents) holding
-// subscriptionJSON. If the node exists it returns
+// subscriptionJSON; a static instance writes its reservation in the same
+// transaction (registerStatic). If the node exists it returns
 // ErrInstanceAlreadyRegistered (bare, as kazoo-go) and logs which session
 // holds it.
 func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []byte) error {
@@ -105,7 +106,12 @@ func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []by
 		return err
 	}
 	node := cgi.regPath()
-	err := cgi.kz().create(node, subscriptionJSON, true)
+	var err error
+	if cgi.static {
+		err = cgi.registerStatic(node, subscriptionJSON)
+	} else {
+		err = cgi.kz().create(node, subscriptionJSON, true)
+	}
 	if errors.Is(err, ErrNodeExists) {
 		detail := ""
 		ok, stat, e := cgi.kz().conn.Exists(node)
@@ -127,17 +133,13 @@ func (cgi *ConsumergroupInstance) RegisterWithSubscription(subscriptionJSON []by
 			// Gone since the create: whoever held it left; the caller tries again.
 			return znodeErr("create", node, fmt.Errorf("%w: the registration vanished meanwhile", ErrClaimContended))
 		}
-		// Ours already (an earlier attempt whose reply was lost): keep the
-		// reservation below, then report it as kazoo-go would.
+		// Ours already: an earlier attempt whose reply was lost, which
+		// wrote the reservation with the node. Report it as kazoo-go would.
 		err = ErrInstanceAlreadyRegistered
 	} else if err != nil {
 		return err
 	}
-	if cgi.static {
-		if rerr := cgi.keepReservation(subscriptionJSON); rerr != nil {
-			return rerr
-		}
-	}
+	_ = cgi.cg.hook(stepRegistered)
 	cgi.kz().registered.Store(node, true)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"time"
 
@@ -52,35 +53,71 @@ type staticMemberNode struct {
 // StaticInstance returns the handle of a static member: its id is id
 // itself, and its registration (RegisterWithSubscription and the
 // Register* methods built on it) also writes its reservation node with
-// graceWindow, or deletes the node when graceWindow is 0. A registration
+// graceWindow, or deletes the node when graceWindow is 0, in the same
+// transaction as the registration node. A registration
 // node held by another session is refused with an error wrapping
 // ErrFencedInstanceID rather than ErrInstanceAlreadyRegistered.
 func (cg *Consumergroup) StaticInstance(id string, graceWindow time.Duration) *ConsumergroupInstance {
 	return &ConsumergroupInstance{cg: cg, ID: id, static: true, graceWindow: graceWindow}
 }
 
-// keepReservation writes the reservation node of a registered static
-// instance (any version: a write moves the version, so a deletion fenced
-// by the old one fails), or deletes it when the grace window is 0.
-func (cgi *ConsumergroupInstance) keepReservation(registration []byte) error {
+// registerStatic creates a static instance's registration node (an
+// error wrapping ErrNodeExists when it exists) and, in the same Multi,
+// writes its reservation node (any version: a write moves the version, so
+// a deletion fenced by the old one fails), or deletes it when the grace
+// window is 0. One transaction fences the reservation by the registration:
+// an instance whose session ended, and whose id another instance
+// registered meanwhile, finds the node taken and writes nothing over the
+// new holder's reservation. A reservation created or deleted by someone
+// else between the look and the Multi refuses the Multi: it looks again,
+// a few times.
+func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byte) error {
 	kz := cgi.kz()
-	node := kz.staticMemberPath(cgi.cg.Name, cgi.ID)
-	if cgi.graceWindow <= 0 {
-		err := kz.conn.Delete(node, -1)
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
+	reservation := kz.staticMemberPath(cgi.cg.Name, cgi.ID)
+	var data []byte
+	if cgi.graceWindow > 0 {
+		var err error
+		if data, err = json.Marshal(staticMemberNode{
+			Version:       1,
+			GraceWindowMs: cgi.graceWindow.Milliseconds(),
+			Registration:  registration,
+		}); err != nil {
+			return err
 		}
-		return znodeErr("delete", node, err)
+		if err := kz.mkdirRecursive(path.Dir(reservation)); err != nil {
+			return err
+		}
 	}
-	data, err := json.Marshal(staticMemberNode{
-		Version:       1,
-		GraceWindowMs: cgi.graceWindow.Milliseconds(),
-		Registration:  registration,
-	})
-	if err != nil {
+	if err := kz.mkdirRecursive(path.Dir(node)); err != nil {
 		return err
 	}
-	return kz.createOrUpdate(node, data, false)
+	for range 3 {
+		ok, _, err := kz.conn.Exists(reservation)
+		if err != nil {
+			return znodeErr("exists", reservation, err)
+		}
+		_ = cgi.cg.hook(stepReservationRead)
+		ops := []any{&zk.CreateRequest{Path: node, Data: registration, Acl: kz.acl, Flags: zk.FlagEphemeral}}
+		switch {
+		case data != nil && ok:
+			ops = append(ops, &zk.SetDataRequest{Path: reservation, Data: data, Version: -1})
+		case data != nil:
+			ops = append(ops, &zk.CreateRequest{Path: reservation, Data: data, Acl: kz.acl})
+		case ok:
+			ops = append(ops, &zk.DeleteRequest{Path: reservation, Version: -1})
+		}
+		resp, err := kz.conn.Multi(ops...)
+		switch op := failedOp(resp); {
+		case err == nil:
+			return nil
+		case op == 1 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)):
+			continue // the reservation came or went meanwhile
+		case op == 1:
+			return znodeErr("write", reservation, err)
+		}
+		return znodeErr("create", node, err)
+	}
+	return znodeErr("write", reservation, fmt.Errorf("%w: the reservation kept changing", ErrClaimContended))
 }
 
 // RegisteredBy returns the ZooKeeper session that holds the instance's
@@ -192,8 +229,8 @@ func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
 // its node is still at version: a member that came back meanwhile wrote it
 // again and keeps it. It returns an error wrapping ErrNoReservation when
 // the node is gone or at another version, and when the member is
-// registered: it is back, and writes its reservation again right after
-// registering, so there is no absence to end.
+// registered: it is back, and wrote its reservation again with its
+// registration, so there is no absence to end.
 func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	if err := cg.check(); err != nil {
 		return err

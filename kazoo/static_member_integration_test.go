@@ -97,3 +97,71 @@ func TestIntegrationStaticClaimLeavesOtherSessionsNode(t *testing.T) {
 		t.Fatalf("epoch %d after the refused claim, want %d", ep, theirs.Epoch)
 	}
 }
+
+// A static member's reservation is written in one transaction with its
+// registration. An instance whose session ends right after its
+// registration node was created, and whose id another instance takes
+// then, must not write its reservation over the new holder's: it would
+// give the id the grace window and subscription of an instance that is
+// gone (or, with a window of 0, delete the new holder's reservation).
+func TestIntegrationStaticReservationWrittenWithTheRegistration(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+	a := cg.StaticInstance("s0", 3*time.Second)
+	b := other.Consumergroup("g").StaticInstance("s0", 7*time.Second)
+	cg.testHook = func(s hookStep) error {
+		if s != stepRegistered {
+			return nil
+		}
+		cg.testHook = nil
+		// a's session ends here, and its ephemeral node with it; b
+		// registers the id.
+		if err := kz.conn.Delete(a.regPath(), -1); err != nil {
+			t.Errorf("delete a's registration: %v", err)
+		}
+		if err := b.Register([]string{"t"}); err != nil {
+			t.Errorf("b registers: %v", err)
+		}
+		return nil
+	}
+	_ = a.Register([]string{"t"}) // whatever it answers, its next look finds b's node
+	m := cgMust(cg.StaticMember("s0")).get(t)
+	if m.GraceWindow != 7*time.Second {
+		t.Fatalf("the reservation holds a grace window of %v, want b's 7s: a, whose registration was gone, wrote it after b registered", m.GraceWindow)
+	}
+}
+
+// A reservation deleted between a static instance's look at it and its
+// registration's Multi refuses the Multi (its write of the node finds
+// none); the instance looks again and registers with a reservation.
+func TestIntegrationStaticRegistrationMeetsItsReservationDeleted(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, other := e.client(), e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+	a := cg.StaticInstance("s0", 3*time.Second)
+	cgNoErr(t, a.Register([]string{"t"}))
+	cgNoErr(t, a.Deregister()) // away: its reservation stays
+	m := cgMust(cg.StaticMember("s0")).get(t)
+	looks := 0
+	cg.testHook = func(s hookStep) error {
+		if s == stepReservationRead {
+			if looks++; looks == 1 { // the window ends here, for another instance
+				cgNoErr(t, other.Consumergroup("g").DeleteStaticMember("s0", m.Version))
+			}
+		}
+		return nil
+	}
+	cgNoErr(t, a.Register([]string{"t"}))
+	cg.testHook = nil
+	if looks != 2 {
+		t.Errorf("looked at the reservation %d times, want 2 (again after the refused Multi)", looks)
+	}
+	if m2 := cgMust(cg.StaticMember("s0")).get(t); m2.GraceWindow != 3*time.Second {
+		t.Fatalf("reservation after the registration = %+v, want a's, with a 3s window", m2)
+	}
+}

@@ -91,8 +91,10 @@ proctype Member(byte me) {
 	goto loop;
 
 join:
-	reg[me] = true;    /* the ephemeral registration first, */
-	d_step {           /* then the reservation, written again */
+	atomic {           /* the ephemeral registration and the reservation,
+	                    * written again, in one transaction (atomic, not
+	                    * d_step: a goto may not enter a d_step) */
+		reg[me] = true;
 		if
 		:: res[me] -> rver[me]++
 		:: else -> res[me] = true; rver[me] = 0
