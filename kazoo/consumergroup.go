@@ -59,6 +59,9 @@ const (
 	// reservation node; its Multi is not sent yet. An instance whose
 	// window for it ended may delete the node here.
 	stepReservationRead
+	// stepReservationDelete: a deletion of a static member's reservation
+	// is about to be sent. The member may come back here.
+	stepReservationDelete
 )
 
 func (cg *Consumergroup) hook(s hookStep) error {

@@ -70,7 +70,9 @@ func (cg *Consumergroup) StaticInstance(id string, graceWindow time.Duration) *C
 // registered meanwhile, finds the node taken and writes nothing over the
 // new holder's reservation. A reservation created or deleted by someone
 // else between the look and the Multi refuses the Multi: it looks again,
-// a few times.
+// a few times. With a window of 0, a reservation that cannot be deleted
+// (a child node under it, an ACL) is left, as the group leaves one whose
+// window ended: the member registers without deleting it.
 func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byte) error {
 	kz := cgi.kz()
 	reservation := kz.staticMemberPath(cgi.cg.Name, cgi.ID)
@@ -91,6 +93,7 @@ func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byt
 	if err := kz.mkdirRecursive(path.Dir(node)); err != nil {
 		return err
 	}
+	leave := false // a window of 0 met a reservation it cannot delete
 	for range 3 {
 		ok, _, err := kz.conn.Exists(reservation)
 		if err != nil {
@@ -103,7 +106,7 @@ func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byt
 			ops = append(ops, &zk.SetDataRequest{Path: reservation, Data: data, Version: -1})
 		case data != nil:
 			ops = append(ops, &zk.CreateRequest{Path: reservation, Data: data, Acl: kz.acl})
-		case ok:
+		case ok && !leave:
 			ops = append(ops, &zk.DeleteRequest{Path: reservation, Version: -1})
 		}
 		resp, err := kz.conn.Multi(ops...)
@@ -112,6 +115,10 @@ func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byt
 			return nil
 		case op == 1 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)):
 			continue // the reservation came or went meanwhile
+		case op == 1 && data == nil && (errors.Is(err, zk.ErrNotEmpty) || errors.Is(err, zk.ErrNoAuth)):
+			kz.logf("register %s with a grace window of 0: its reservation %s cannot be deleted (%v); left as it is", node, reservation, err)
+			leave = true
+			continue
 		case op == 1:
 			return znodeErr("write", reservation, err)
 		}
@@ -231,6 +238,13 @@ func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
 // the node is gone or at another version, and when the member is
 // registered: it is back, and wrote its reservation again with its
 // registration, so there is no absence to end.
+//
+// Both conditions are checked in one transaction with the delete: the
+// member's registration node is created and deleted again (it can be
+// created only while the member is not registered; nobody ever sees it),
+// then the reservation deleted at version. Checked apart, a member that
+// came back in between, its reservation deleted meanwhile by another
+// instance and written anew at the same version, lost it while registered.
 func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	if err := cg.check(); err != nil {
 		return err
@@ -238,13 +252,28 @@ func (cg *Consumergroup) DeleteStaticMember(id string, version int32) error {
 	if err := ValidateInstanceID(id); err != nil {
 		return err
 	}
-	if ok, err := cg.kz.exists(cg.kz.instancePath(cg.Name, id)); err != nil {
-		return err
-	} else if ok {
-		return fmt.Errorf("kazoo: delete the reservation of %s: it is registered: %w", id, ErrNoReservation)
-	}
 	node := cg.kz.staticMemberPath(cg.Name, id)
-	err := cg.kz.conn.Delete(node, version)
+	reg := cg.kz.instancePath(cg.Name, id)
+	_ = cg.hook(stepReservationDelete)
+	resp, err := cg.kz.conn.Multi(
+		&zk.CreateRequest{Path: reg, Acl: cg.kz.acl, Flags: zk.FlagEphemeral},
+		&zk.DeleteRequest{Path: reg, Version: 0},
+		&zk.DeleteRequest{Path: node, Version: version},
+	)
+	switch op := failedOp(resp); {
+	case err == nil:
+		return nil
+	case op == 0 && errors.Is(err, zk.ErrNodeExists):
+		return fmt.Errorf("kazoo: delete the reservation of %s: it is registered: %w", id, ErrNoReservation)
+	case op == 0 && errors.Is(err, zk.ErrNoNode):
+		// No ids/ node: nobody has registered in the group since it was
+		// made, so nobody can be registered now.
+		err = cg.kz.conn.Delete(node, version)
+	case op == 2:
+		// err is the delete's own refusal.
+	default:
+		return znodeErr("delete", reg, err)
+	}
 	if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
 		return znodeErr("delete", node, fmt.Errorf("%w (at version %d): %w", ErrNoReservation, version, err))
 	}

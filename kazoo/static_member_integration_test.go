@@ -165,3 +165,56 @@ func TestIntegrationStaticRegistrationMeetsItsReservationDeleted(t *testing.T) {
 		t.Fatalf("reservation after the registration = %+v, want a's, with a 3s window", m2)
 	}
 }
+
+// A reservation deletion whose member comes back between its look and its
+// delete, its reservation deleted meanwhile by another instance whose
+// window ended too and written anew at the same version, leaves it: the
+// member is registered, so there is no absence to end. Checked apart from
+// the delete, the member lost its reservation while registered, and its
+// next absence would have had no grace window.
+func TestIntegrationReservationDeletionMeetsMemberBackAtTheSameVersion(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz, x, y := e.client(), e.client(), e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+	m := cg.StaticInstance("s0", 3*time.Second)
+	cgNoErr(t, m.Register([]string{"t"}))
+	cgNoErr(t, m.Deregister()) // away; its reservation at version 0
+	res := cgMust(cg.StaticMember("s0")).get(t)
+	yg := y.Consumergroup("g")
+	yg.testHook = func(s hookStep) error {
+		if s == stepReservationDelete {
+			yg.testHook = nil
+			cgNoErr(t, x.Consumergroup("g").DeleteStaticMember("s0", res.Version)) // x's window ends first
+			cgNoErr(t, m.Register([]string{"t"}))                                  // s0 is back: version 0 again
+		}
+		return nil
+	}
+	cgWantErr(t, yg.DeleteStaticMember("s0", res.Version), ErrNoReservation)
+	if _, err := cg.StaticMember("s0"); err != nil {
+		t.Fatalf("s0 is registered again and its reservation is gone (%v): its next absence gets no grace window", err)
+	}
+}
+
+// A member with a grace window of 0 whose old reservation cannot be
+// deleted (here a child node under it) registers all the same, leaving the
+// node as the group leaves one whose window ended.
+func TestIntegrationStaticWindowZeroMeetsUndeletableReservation(t *testing.T) {
+	t.Parallel()
+	e := newCGEnv(t)
+	kz := e.client()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+	a := cg.StaticInstance("s0", 3*time.Second)
+	cgNoErr(t, a.Register([]string{"t"}))
+	cgNoErr(t, a.Deregister())
+	if _, err := kz.conn.Create(kz.staticMemberPath("g", "s0")+"/x", nil, 0, kz.acl); err != nil {
+		t.Fatal(err)
+	}
+	b := cg.StaticInstance("s0", 0)
+	cgNoErr(t, b.Register([]string{"t"}))
+	if ok, err := b.Registered(); err != nil || !ok {
+		t.Fatalf("Registered = %v, %v after the registration; want true", ok, err)
+	}
+}

@@ -106,7 +106,8 @@ loop:
 	:: /* read the view: the registrations (one request), */
 		d_step { for (j : 0 .. N-1) { live_v[j] = reg[j] }; j = 0 }
 		/* then the reservations: time the absences, delete those whose
-		 * window ended (fenced by the version just read), and reconcile:
+		 * window ended (fenced by the version just read, and by the
+		 * member's absence, in one transaction), and reconcile:
 		 * release what moved away, claim what is ours. One step: a stale
 		 * view changes nothing here, the claims being exclusive. */
 		d_step {
@@ -132,7 +133,7 @@ loop:
 				fi;
 #if !defined(SPLIT_DELETE) && !defined(NO_DELETE)
 				if
-				:: tzx[j] != NONE && age[j] >= WIN && res[j] && rver[j] == tver[j] ->
+				:: tzx[j] != NONE && age[j] >= WIN && res[j] && rver[j] == tver[j] && !reg[j] ->
 					assert(rzx[j] == tzx[j]) /*(8)*/;
 					res[j] = false; deleted = true; members[j] = live_v[j]; tzx[j] = NONE; age[j] = 0
 				:: else
@@ -168,7 +169,7 @@ loop:
 		d_step {
 			for (j : 0 .. N-1) {
 				if
-				:: tzx[j] != NONE && age[j] >= WIN && res[j] && rver[j] == tver[j] ->
+				:: tzx[j] != NONE && age[j] >= WIN && res[j] && rver[j] == tver[j] && !reg[j] ->
 					assert(rzx[j] == tzx[j]) /*(8)*/;
 					res[j] = false; deleted = true; tzx[j] = NONE; age[j] = 0
 				:: else

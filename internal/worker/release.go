@@ -110,6 +110,7 @@ func (w *Worker) sessionEnded(id int64) bool {
 func Sweep(cfg Config, deps Deps, tp TopicPartition) *Worker {
 	w := New(cfg, deps, tp)
 	close(w.claimed) // it never claims
+	close(w.opened)  // nor opens
 	go func() {
 		defer close(w.done)
 		defer w.cancel()
