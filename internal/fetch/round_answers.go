@@ -36,6 +36,7 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 			break
 		}
 	}
+	f.expectReturns(id, batch, results) // before the answers: a feed may want again at once
 	shuffled := unordered && carriesRiders(batch)
 	var starved, again []*fetchWant
 	for i, w := range batch {

@@ -37,6 +37,9 @@ type roundFetcher struct {
 	pending  map[int32][]*fetchWant // by broker id
 	starved  map[int32][]*fetchWant // by broker id: fetched again before pending (see answer)
 	inFlight map[int32]bool
+	// returning holds, by broker id, the partitions the idle fetcher's
+	// next long poll waits for (see long_poll_returns.go).
+	returning map[int32]*returning
 	// leaders holds, by broker id, the broker the client named leader for
 	// the latest want queued to that id: a round goes to it, not to the
 	// one the round loop started with (the client replaces a broker whose
@@ -256,6 +259,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	}
 	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
+	f.returned(id, w)
 	f.leaders[id] = leader
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
@@ -278,6 +282,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 func (f *roundFetcher) run(id int32) {
 	for {
 		f.holdLongPoll(id)
+		f.holdForReturns(id)
 		f.mu.Lock()
 		batch := f.nextRound(id)
 		if len(batch) == 0 {

@@ -1,0 +1,94 @@
+package fetch
+
+import "time"
+
+// A partition whose long poll answered it with messages up to its
+// high-water mark long-polls again as soon as its batch is handed over.
+// Sent without it, the broker's next long poll would hold the own
+// connection for Consumer.MaxWaitTime while the partition's next fetch
+// queued behind it, though its next message came at once. So the idle
+// fetcher waits for such partitions before it sends its next long poll,
+// for Consumer.MaxProcessingTime at most (sarama's bound on how long one
+// partition's hand-over may hold its broker's next fetch). See
+// docs/batch-feed.md, "Connections".
+
+// returning is the partitions of one broker that the idle fetcher's next
+// long poll waits for.
+type returning struct {
+	parts map[topicPartition]bool
+	back  chan struct{} // closed once every one of parts queued its want
+}
+
+// expectReturns notes, before the answers go out, the wants of a long
+// poll to broker id answered with messages up to their marks: their next
+// fetch is a long poll again (see batchFeed.run). f.mu is not held.
+func (f *roundFetcher) expectReturns(id int32, batch []*fetchWant, results []fetchResult) {
+	if !f.longPoll {
+		return
+	}
+	var parts map[topicPartition]bool
+	for i, r := range results {
+		w := batch[i]
+		if r.err == nil && r.messages() > 0 && reachedMark(r, max(w.offset, r.next)) {
+			if parts == nil {
+				parts = make(map[topicPartition]bool)
+			}
+			parts[topicPartition{w.topic, w.partition}] = true
+		}
+	}
+	if parts == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.returning == nil {
+		f.returning = make(map[int32]*returning)
+	}
+	f.returning[id] = &returning{parts: parts, back: make(chan struct{})}
+}
+
+// returned notes that w, queued to broker id, is back. f.mu is held.
+func (f *roundFetcher) returned(id int32, w *fetchWant) {
+	r := f.returning[id]
+	if r == nil {
+		return
+	}
+	tp := topicPartition{w.topic, w.partition}
+	if !r.parts[tp] {
+		return
+	}
+	delete(r.parts, tp)
+	if len(r.parts) == 0 {
+		close(r.back)
+		delete(f.returning, id)
+	}
+}
+
+// holdForReturns waits, in the idle fetcher, until the partitions its
+// last long poll to broker id answered with messages up to their marks
+// are queued again, for Consumer.MaxProcessingTime at most: a partition
+// whose reader is slower, or whose feed stopped, is left to the long poll
+// after.
+func (f *roundFetcher) holdForReturns(id int32) {
+	if !f.longPoll {
+		return
+	}
+	f.mu.Lock()
+	r := f.returning[id]
+	f.mu.Unlock()
+	if r == nil {
+		return
+	}
+	t := time.NewTimer(f.env.config.Consumer.MaxProcessingTime)
+	defer t.Stop()
+	select {
+	case <-r.back:
+	case <-t.C:
+	case <-f.closing:
+	}
+	f.mu.Lock()
+	if f.returning[id] == r {
+		delete(f.returning, id)
+	}
+	f.mu.Unlock()
+}
