@@ -34,6 +34,12 @@ type batchFeed struct {
 	current int64       // bytes of the batch its Source hands out; the Source's
 
 	detachTimer *time.Timer // handOver's wait for a slow reader (nil until first used)
+
+	// notBack, when set, is told that the feed will not fetch again soon:
+	// its Source did not take a batch at once (its reader is busy), or the
+	// feed ended. The idle fetcher then stops waiting for it (see
+	// long_poll_returns.go).
+	notBack func()
 }
 
 // newBatchFeed starts a feed fetching with fetch from offset from on, until
@@ -42,10 +48,18 @@ type batchFeed struct {
 // high-water mark goes to mark (nil: nowhere).
 func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
 	retry *feedRetry, mark *atomic.Int64, fetchDefault, fetchMax int32, budget *feedBudget, from int64) *batchFeed {
+	return startBatchFeed(ctx, fetch, retry, mark, fetchDefault, fetchMax, budget, from, nil)
+}
+
+// startBatchFeed is newBatchFeed telling notBack (nil: nobody) when the
+// feed will not fetch again soon (see batchFeed.notBack).
+func startBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, int32) fetchResult,
+	retry *feedRetry, mark *atomic.Int64, fetchDefault, fetchMax int32, budget *feedBudget, from int64, notBack func()) *batchFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &batchFeed{
 		batches: make(chan fetchResult), cancel: cancel, done: make(chan struct{}),
 		fetch: fetch, retry: retry, mark: mark, fetchDefault: fetchDefault, fetchMax: fetchMax, budget: budget,
+		notBack: notBack,
 	}
 	go f.run(ctx, from)
 	return f
@@ -63,6 +77,7 @@ func newBatchFeed(ctx context.Context, fetch func(context.Context, bool, int64, 
 // mid-stream".
 func (f *batchFeed) run(ctx context.Context, next int64) {
 	defer close(f.done)
+	defer f.tellNotBack()
 	busy := true
 	size := f.fetchDefault
 	for {
@@ -135,6 +150,12 @@ func (f *batchFeed) run(ctx context.Context, next int64) {
 // shared response while it waits longer than detachAfter for a slow reader
 // (see detach.go). It returns false when ctx ends first.
 func (f *batchFeed) handOver(ctx context.Context, r *fetchResult) bool {
+	select {
+	case f.batches <- *r:
+		return true
+	default:
+		f.tellNotBack() // the reader is busy: the next fetch waits for it
+	}
 	if r.shared {
 		if f.detachTimer == nil {
 			f.detachTimer = time.NewTimer(detachAfter)
@@ -202,4 +223,12 @@ func (f *batchFeed) handedOut() {
 // left nothing below the partition's high-water mark.
 func reachedMark(r fetchResult, next int64) bool {
 	return r.hwm > 0 && next >= r.hwm
+}
+
+// tellNotBack tells notBack, if set, that the feed will not fetch again
+// soon.
+func (f *batchFeed) tellNotBack() {
+	if f.notBack != nil {
+		f.notBack()
+	}
 }

@@ -33,7 +33,8 @@ func (p *Partition) feedSource(from int64) *feedSource {
 	retry.retried = func() { e.deps.FeedRetries.Inc(1) }
 	retry.positions = p.positions
 	retry.moved = func() <-chan struct{} { return e.moves.nextMove(p.topic) }
-	feed := newBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from)
+	notBack := func() { e.idle.notBackSoon(p.topic, p.partition) }
+	feed := startBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from, notBack)
 	return &feedSource{p: p, feed: feed, retry: retry, next: from}
 }
 

@@ -17,6 +17,7 @@ import "time"
 type returning struct {
 	parts map[topicPartition]bool
 	back  chan struct{} // closed once every one of parts queued its want
+	until time.Time     // the answers' time plus Consumer.MaxProcessingTime
 }
 
 // expectReturns notes, before the answers go out, the wants of a long
@@ -44,17 +45,32 @@ func (f *roundFetcher) expectReturns(id int32, batch []*fetchWant, results []fet
 	if f.returning == nil {
 		f.returning = make(map[int32]*returning)
 	}
-	f.returning[id] = &returning{parts: parts, back: make(chan struct{})}
+	f.returning[id] = &returning{parts: parts, back: make(chan struct{}),
+		until: time.Now().Add(f.env.config.Consumer.MaxProcessingTime)}
 }
 
 // returned notes that w, queued to broker id, is back. f.mu is held.
 func (f *roundFetcher) returned(id int32, w *fetchWant) {
-	r := f.returning[id]
-	if r == nil {
-		return
+	f.stopWaiting(id, topicPartition{w.topic, w.partition})
+}
+
+// notBackSoon stops every wait for topic/partition: its feed's reader is
+// busy with its last batch, or the feed ended, so its next want may be
+// long in coming. The long poll goes without it, and it waits for the
+// one after, as it would behind a slow reader anyway.
+func (f *roundFetcher) notBackSoon(topic string, partition int32) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id := range f.returning {
+		f.stopWaiting(id, topicPartition{topic, partition})
 	}
-	tp := topicPartition{w.topic, w.partition}
-	if !r.parts[tp] {
+}
+
+// stopWaiting drops tp from what broker id's next long poll waits for.
+// f.mu is held.
+func (f *roundFetcher) stopWaiting(id int32, tp topicPartition) {
+	r := f.returning[id]
+	if r == nil || !r.parts[tp] {
 		return
 	}
 	delete(r.parts, tp)
@@ -75,11 +91,12 @@ func (f *roundFetcher) holdForReturns(id int32) {
 	}
 	f.mu.Lock()
 	r := f.returning[id]
+	starved := len(f.starved[id]) > 0
 	f.mu.Unlock()
-	if r == nil {
+	if r == nil || starved { // records wait below a mark: not held
 		return
 	}
-	t := time.NewTimer(f.env.config.Consumer.MaxProcessingTime)
+	t := time.NewTimer(time.Until(r.until))
 	defer t.Stop()
 	select {
 	case <-r.back:

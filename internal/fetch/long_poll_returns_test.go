@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -91,5 +92,82 @@ func TestLongPollWaitsForThePartitionsItAnswered(t *testing.T) {
 				t.Fatalf("a busy fetcher held %v, want 0", d)
 			}
 		})
+	})
+}
+
+// A long poll answers t/0 with a message up to its mark (so the next long
+// poll waits for t/0) and leaves t/1, with records below its mark, starved
+// by the response's byte limit. t/1's next round holds records that wait:
+// it must not be held for t/0's return (Consumer.MaxProcessingTime), as
+// holdLongPoll does not hold starved rounds.
+func TestStarvedLongPollRoundNotHeldForReturns(t *testing.T) {
+	first := &sarama.FetchResponse{Version: fetchVersion(sarama.V2_8_0_0)}
+	first.AddRecordBatch("t", 0, nil, sarama.StringEncoder("m"), 0, 0, false)
+	first.GetBlock("t", 0).HighWaterMarkOffset = 1 // reached its mark
+	first.AddError("t", 1, sarama.ErrNoError)
+	first.GetBlock("t", 1).HighWaterMarkOffset = 5 // starved below its mark
+	f, _ := starvedFetcher(t, first, starvedResponse([]int32{1}, nil))
+	f.env.config.Consumer.MaxProcessingTime = 2 * time.Second
+	f.longPoll = true
+	defer f.closeConns()
+	leader, err := f.env.client.Leader("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	w1 := &fetchWant{ctx: context.Background(), topic: "t", partition: 1, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	f.mu.Lock()
+	f.pending[1] = []*fetchWant{w0, w1}
+	f.leaders[1] = leader
+	f.inFlight[1] = true
+	f.mu.Unlock()
+	go f.run(1)
+	if r := <-w0.done; r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/0: %d messages, err %v", r.messages(), r.err)
+	}
+	fed := time.Now()
+	// t/0's reader is slow: its next want does not come back.
+	r := <-w1.done
+	if r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/1: %d messages, err %v", r.messages(), r.err)
+	}
+	if d := time.Since(fed); d > time.Second {
+		t.Errorf("starved t/1, records below its mark, answered %v after the round that starved it: held for t/0's return", d)
+	}
+}
+
+// The head of the idle fetcher's round loop after a long poll that fed
+// t/0 up to its mark, nothing else pending: a first fetch out to the
+// broker must still hold the long poll that t/0's return sends, as it
+// would once t/0's enqueue started a new round loop. With holdLongPoll
+// before holdForReturns, it did not.
+func TestReturnedLongPollHeldBehindFirstFetches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxWaitTime = time.Second
+		conf.Consumer.MaxProcessingTime = time.Second
+		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
+		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
+		w0 := &fetchWant{topic: "t", partition: 0}
+		idle.expectReturns(1, []*fetchWant{w0}, []fetchResult{{msgs: msg, next: 1, hwm: 1}})
+		busy.own.firstFetchStarted(1) // a rebalance's first fetch to the broker
+		defer busy.own.firstFetchEnded(1)
+		sent := make(chan struct{})
+		go func() {
+			idle.holdNextRound(1)
+			close(sent) // run takes its next round now
+		}()
+		time.Sleep(time.Millisecond)
+		idle.mu.Lock()
+		idle.pending[1] = append(idle.pending[1], &fetchWant{topic: "t", partition: 0, offset: 1})
+		idle.returned(1, w0) // t/0's next long poll, back at once
+		idle.mu.Unlock()
+		synctest.Wait()
+		select {
+		case <-sent:
+			t.Fatal("t/0's long poll went out while a first fetch was out to the broker")
+		default:
+		}
+		<-sent
 	})
 }

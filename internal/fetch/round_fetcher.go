@@ -281,8 +281,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // partition".
 func (f *roundFetcher) run(id int32) {
 	for {
-		f.holdLongPoll(id)
-		f.holdForReturns(id)
+		f.holdNextRound(id)
 		f.mu.Lock()
 		batch := f.nextRound(id)
 		if len(batch) == 0 {
@@ -316,6 +315,14 @@ func (f *roundFetcher) run(id int32) {
 		}
 		f.deliver(id, batch, resp, err)
 	}
+}
+
+// holdNextRound holds the idle fetcher's next round to broker id: for
+// the partitions its last long poll fed (see holdForReturns), then, with
+// them back, for the first fetches out to it (see holdLongPoll).
+func (f *roundFetcher) holdNextRound(id int32) {
+	f.holdForReturns(id)
+	f.holdLongPoll(id)
 }
 
 // takeDistinct splits wants into a batch with at most one want per
