@@ -27,21 +27,32 @@ func (f *roundFetcher) expectReturns(id int32, batch []*fetchWant, results []fet
 	if !f.longPoll {
 		return
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	queued := make(map[topicPartition]bool)
+	for _, w := range f.pending[id] {
+		queued[topicPartition{w.topic, w.partition}] = true
+	}
 	var parts map[topicPartition]bool
 	for i, r := range results {
 		w := batch[i]
+		tp := topicPartition{w.topic, w.partition}
+		// A want whose caller stopped waiting (a feed ended, a want moved
+		// on) is not coming back; one already queued again is back. Both
+		// checked under f.mu: notBackSoon and enqueue take it too.
+		if w.ctx != nil && w.ctx.Err() != nil || queued[tp] {
+			continue
+		}
 		if r.err == nil && r.messages() > 0 && reachedMark(r, max(w.offset, r.next)) {
 			if parts == nil {
 				parts = make(map[topicPartition]bool)
 			}
-			parts[topicPartition{w.topic, w.partition}] = true
+			parts[tp] = true
 		}
 	}
 	if parts == nil {
 		return
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.returning == nil {
 		f.returning = make(map[int32]*returning)
 	}
@@ -49,9 +60,12 @@ func (f *roundFetcher) expectReturns(id int32, batch []*fetchWant, results []fet
 		until: time.Now().Add(f.env.config.Consumer.MaxProcessingTime)}
 }
 
-// returned notes that w, queued to broker id, is back. f.mu is held.
-func (f *roundFetcher) returned(id int32, w *fetchWant) {
-	f.stopWaiting(id, topicPartition{w.topic, w.partition})
+// returned notes that w, just queued, is back: to the broker that fed it,
+// or to another when its leader moved. f.mu is held.
+func (f *roundFetcher) returned(w *fetchWant) {
+	for id := range f.returning {
+		f.stopWaiting(id, topicPartition{w.topic, w.partition})
+	}
 }
 
 // notBackSoon stops every wait for topic/partition: its feed's reader is

@@ -49,8 +49,8 @@ func TestLongPollWaitsForThePartitionsItAnswered(t *testing.T) {
 			took := held(f)
 			time.Sleep(10 * time.Millisecond)
 			f.mu.Lock()
-			f.returned(7, want(2)) // not waited for: changes nothing
-			f.returned(7, want(0))
+			f.returned(want(2)) // not waited for: changes nothing
+			f.returned(want(0))
 			f.mu.Unlock()
 			synctest.Wait()
 			select {
@@ -60,7 +60,7 @@ func TestLongPollWaitsForThePartitionsItAnswered(t *testing.T) {
 			}
 			time.Sleep(10 * time.Millisecond)
 			f.mu.Lock()
-			f.returned(7, want(1))
+			f.returned(want(1))
 			f.mu.Unlock()
 			if d := <-took; d != 20*time.Millisecond {
 				t.Fatalf("held %v, want 20ms: until partitions 0 and 1 were back", d)
@@ -73,7 +73,7 @@ func TestLongPollWaitsForThePartitionsItAnswered(t *testing.T) {
 			f.expectReturns(7, answered, results)
 			took := held(f)
 			f.mu.Lock()
-			f.returned(7, want(0))
+			f.returned(want(0))
 			f.mu.Unlock()
 			if d := <-took; d != conf.Consumer.MaxProcessingTime {
 				t.Fatalf("held %v, want Consumer.MaxProcessingTime (%v)", d, conf.Consumer.MaxProcessingTime)
@@ -160,7 +160,7 @@ func TestReturnedLongPollHeldBehindFirstFetches(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		idle.mu.Lock()
 		idle.pending[1] = append(idle.pending[1], &fetchWant{topic: "t", partition: 0, offset: 1})
-		idle.returned(1, w0) // t/0's next long poll, back at once
+		idle.returned(w0) // t/0's next long poll, back at once
 		idle.mu.Unlock()
 		synctest.Wait()
 		select {
@@ -169,5 +169,83 @@ func TestReturnedLongPollHeldBehindFirstFetches(t *testing.T) {
 		default:
 		}
 		<-sent
+	})
+}
+
+// A feed stopped (seek, pause, revoke) while its long poll is in flight
+// ends at once: its run's deferred notBackSoon finds nothing to stop. The
+// round then answers its cancelled want with a message up to the mark,
+// and expectReturns registers the partition: nobody will ever queue it
+// again, so the broker's next long poll is held the whole
+// Consumer.MaxProcessingTime.
+func TestLongPollNotHeldForAStoppedFeed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxProcessingTime = time.Second
+		f := newRoundFetcher(&env{config: &Config{Config: conf}})
+		f.longPoll = true
+		ctx, cancel := context.WithCancel(context.Background())
+		w := &fetchWant{ctx: ctx, topic: "t", partition: 0, done: make(chan fetchResult, 1)}
+		cancel()              // the feed stopped
+		f.notBackSoon("t", 0) // its run's defer, before the answer
+		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
+		f.answer(7, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
+		start := time.Now()
+		f.holdForReturns(7)
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("held %v for a partition whose feed had ended", d)
+		}
+	})
+}
+
+// followMoves cancels an in-flight want whose epoch changed at the same
+// leader: fetchFrom re-queues the partition to the same broker at once,
+// while the old round is still out. That round answers the old want up to
+// its mark, and expectReturns waits for a partition already pending in the
+// very round it holds.
+func TestLongPollNotHeldForAWantQueuedAgainBeforeItsAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxProcessingTime = time.Second
+		f := newRoundFetcher(&env{config: &Config{Config: conf}})
+		f.longPoll = true
+		ctx, cancel := context.WithCancel(context.Background())
+		old := &fetchWant{ctx: ctx, topic: "t", partition: 0, epoch: 1, done: make(chan fetchResult, 1)}
+		cancel() // errLeaderMoved: epoch 2 at the same broker
+		requeued := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, epoch: 2, done: make(chan fetchResult, 1)}
+		f.mu.Lock()
+		f.pending[7] = append(f.pending[7], requeued)
+		f.returned(requeued)
+		f.mu.Unlock()
+		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
+		f.answer(7, []*fetchWant{old}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
+		start := time.Now()
+		f.holdForReturns(7)
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("held %v for t/0, whose want is already pending in the held round", d)
+		}
+	})
+}
+
+// t/0's leader moved from broker 7 to 8 after broker 7's long poll fed it
+// up to its mark: its next want goes to 8, and 7's next long poll waits
+// for it the whole Consumer.MaxProcessingTime.
+func TestLongPollNotHeldForAPartitionBackAtAnotherBroker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxProcessingTime = time.Second
+		f := newRoundFetcher(&env{config: &Config{Config: conf}})
+		f.longPoll = true
+		w := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, done: make(chan fetchResult, 1)}
+		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
+		f.answer(7, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
+		f.mu.Lock()
+		f.returned(&fetchWant{topic: "t", partition: 0, offset: 1})
+		f.mu.Unlock()
+		start := time.Now()
+		f.holdForReturns(7)
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("broker 7 held %v for t/0, back at broker 8", d)
+		}
 	})
 }

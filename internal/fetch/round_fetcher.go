@@ -259,7 +259,7 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	}
 	id := leader.ID()
 	f.pending[id] = append(f.pending[id], w)
-	f.returned(id, w)
+	f.returned(w)
 	f.leaders[id] = leader
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
