@@ -27,11 +27,7 @@ func TestLongPollWaitsForThePartitionsItAnswered(t *testing.T) {
 		{next: 0, hwm: 1},            // nothing: long-polls again at once
 		{msgs: msg, next: 1, hwm: 1, err: errNoRecordsBelowMark},
 	}
-	newIdle := func() *roundFetcher {
-		f := newRoundFetcher(&env{config: &Config{Config: conf}})
-		f.longPoll = true
-		return f
-	}
+	newIdle := func() *roundFetcher { return idleFetcher(conf.Consumer.MaxProcessingTime) }
 	held := func(f *roundFetcher) <-chan time.Duration {
 		out := make(chan time.Duration, 1)
 		go func() {
@@ -180,10 +176,7 @@ func TestReturnedLongPollHeldBehindFirstFetches(t *testing.T) {
 // Consumer.MaxProcessingTime.
 func TestLongPollNotHeldForAStoppedFeed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		conf := sarama.NewConfig()
-		conf.Consumer.MaxProcessingTime = time.Second
-		f := newRoundFetcher(&env{config: &Config{Config: conf}})
-		f.longPoll = true
+		f := idleFetcher(time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		w := &fetchWant{ctx: ctx, topic: "t", partition: 0, done: make(chan fetchResult, 1)}
 		cancel()              // the feed stopped
@@ -205,10 +198,7 @@ func TestLongPollNotHeldForAStoppedFeed(t *testing.T) {
 // very round it holds.
 func TestLongPollNotHeldForAWantQueuedAgainBeforeItsAnswer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		conf := sarama.NewConfig()
-		conf.Consumer.MaxProcessingTime = time.Second
-		f := newRoundFetcher(&env{config: &Config{Config: conf}})
-		f.longPoll = true
+		f := idleFetcher(time.Second)
 		ctx, cancel := context.WithCancel(context.Background())
 		old := &fetchWant{ctx: ctx, topic: "t", partition: 0, epoch: 1, done: make(chan fetchResult, 1)}
 		cancel() // errLeaderMoved: epoch 2 at the same broker
@@ -232,10 +222,7 @@ func TestLongPollNotHeldForAWantQueuedAgainBeforeItsAnswer(t *testing.T) {
 // for it the whole Consumer.MaxProcessingTime.
 func TestLongPollNotHeldForAPartitionBackAtAnotherBroker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		conf := sarama.NewConfig()
-		conf.Consumer.MaxProcessingTime = time.Second
-		f := newRoundFetcher(&env{config: &Config{Config: conf}})
-		f.longPoll = true
+		f := idleFetcher(time.Second)
 		w := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, done: make(chan fetchResult, 1)}
 		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
 		f.answer(7, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
@@ -248,4 +235,14 @@ func TestLongPollNotHeldForAPartitionBackAtAnotherBroker(t *testing.T) {
 			t.Fatalf("broker 7 held %v for t/0, back at broker 8", d)
 		}
 	})
+}
+
+// idleFetcher is an idle (long-poll) fetcher with no client, and a
+// Consumer.MaxProcessingTime of maxProcessing.
+func idleFetcher(maxProcessing time.Duration) *roundFetcher {
+	conf := sarama.NewConfig()
+	conf.Consumer.MaxProcessingTime = maxProcessing
+	f := newRoundFetcher(&env{config: &Config{Config: conf}})
+	f.longPoll = true
+	return f
 }
