@@ -51,8 +51,8 @@ const (
 	// stepConflictRead: a fenced write found the offset node at another
 	// version; the node has not been read yet. A reset may land here.
 	stepConflictRead
-	// stepRegistered: a static instance's registration node was just
-	// created; nothing else of the registration is sent yet. Its session
+	// stepRegistered: a registration (a static instance's with its
+	// reservation) was just applied; nothing is sent after it. Its session
 	// may end here, and another instance take the id.
 	stepRegistered
 	// stepReservationRead: a static instance's registration looked up its
