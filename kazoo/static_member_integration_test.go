@@ -141,12 +141,7 @@ func TestIntegrationStaticRegistrationMeetsItsReservationDeleted(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
 	kz, other := e.client(), e.client()
-	cg := kz.Consumergroup("g")
-	cgNoErr(t, cg.Create())
-	a := cg.StaticInstance("s0", 3*time.Second)
-	cgNoErr(t, a.Register([]string{"t"}))
-	cgNoErr(t, a.Deregister()) // away: its reservation stays
-	m := cgMust(cg.StaticMember("s0")).get(t)
+	cg, a, m := awayStaticMember(t, kz)
 	looks := 0
 	cg.testHook = func(s hookStep) error {
 		if s == stepReservationRead {
@@ -176,12 +171,7 @@ func TestIntegrationReservationDeletionMeetsMemberBackAtTheSameVersion(t *testin
 	t.Parallel()
 	e := newCGEnv(t)
 	kz, x, y := e.client(), e.client(), e.client()
-	cg := kz.Consumergroup("g")
-	cgNoErr(t, cg.Create())
-	m := cg.StaticInstance("s0", 3*time.Second)
-	cgNoErr(t, m.Register([]string{"t"}))
-	cgNoErr(t, m.Deregister()) // away; its reservation at version 0
-	res := cgMust(cg.StaticMember("s0")).get(t)
+	cg, m, res := awayStaticMember(t, kz) // its reservation at version 0
 	yg := y.Consumergroup("g")
 	yg.testHook = func(s hookStep) error {
 		if s == stepReservationDelete {
@@ -204,11 +194,7 @@ func TestIntegrationStaticWindowZeroMeetsUndeletableReservation(t *testing.T) {
 	t.Parallel()
 	e := newCGEnv(t)
 	kz := e.client()
-	cg := kz.Consumergroup("g")
-	cgNoErr(t, cg.Create())
-	a := cg.StaticInstance("s0", 3*time.Second)
-	cgNoErr(t, a.Register([]string{"t"}))
-	cgNoErr(t, a.Deregister())
+	cg, _, _ := awayStaticMember(t, kz)
 	if _, err := kz.conn.Create(kz.staticMemberPath("g", "s0")+"/x", nil, 0, kz.acl); err != nil {
 		t.Fatal(err)
 	}
@@ -217,4 +203,17 @@ func TestIntegrationStaticWindowZeroMeetsUndeletableReservation(t *testing.T) {
 	if ok, err := b.Registered(); err != nil || !ok {
 		t.Fatalf("Registered = %v, %v after the registration; want true", ok, err)
 	}
+}
+
+// awayStaticMember creates group g through kz with static member s0
+// (grace window 3 s), which registered and left: it returns the group,
+// the member and the reservation that stays.
+func awayStaticMember(t *testing.T, kz *Kazoo) (*Consumergroup, *ConsumergroupInstance, *StaticMember) {
+	t.Helper()
+	cg := kz.Consumergroup("g")
+	cgNoErr(t, cg.Create())
+	m := cg.StaticInstance("s0", 3*time.Second)
+	cgNoErr(t, m.Register([]string{"t"}))
+	cgNoErr(t, m.Deregister())
+	return cg, m, cgMust(cg.StaticMember("s0")).get(t)
 }

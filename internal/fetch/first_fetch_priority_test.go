@@ -87,32 +87,13 @@ func TestStarvedIdleRoundNotHeldBehindFirstFetches(t *testing.T) {
 	f.env.config.Consumer.MaxWaitTime = 2 * time.Second
 	f.longPoll, f.own = true, newOwnConns(f.env)
 	defer f.closeConns()
-	leader, err := f.env.client.Leader("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w0 := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
-	w1 := &fetchWant{ctx: context.Background(), topic: "t", partition: 1, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
-	f.mu.Lock()
-	f.pending[1] = []*fetchWant{w0, w1}
-	f.leaders[1] = leader
-	f.inFlight[1] = true
-	f.mu.Unlock()
+	w0, w1 := queueBothPartitions(t, f)
 	// A rebalance's first fetch goes out to the broker while the long poll
 	// is in flight (here: before; the long poll is held, as meant).
 	f.own.firstFetchStarted(broker.BrokerID())
 	defer f.own.firstFetchEnded(broker.BrokerID())
 	go f.run(1)
-
-	if r := <-w0.done; r.err != nil || r.messages() != 1 {
-		t.Fatalf("t/0: %d messages, err %v", r.messages(), r.err)
-	}
-	fed := time.Now()
-	r := <-w1.done
-	if r.err != nil || r.messages() != 1 {
-		t.Fatalf("t/1: %d messages, err %v", r.messages(), r.err)
-	}
-	if d := time.Since(fed); d > time.Second {
+	if d := starvedAnsweredAfter(t, w0, w1); d > time.Second {
 		t.Errorf("starved t/1, records below its mark, answered %v after the round that starved it: held behind the first fetch", d)
 	}
 }
@@ -211,4 +192,38 @@ func TestFirstFetchesGoOverTheOwnConnectionAheadOfLongPolls(t *testing.T) {
 	if requests != 3 {
 		t.Errorf("%d requests over the own connection, want 3: first fetch C went over the client's connection while the long poll for t/1 held the own one", requests)
 	}
+}
+
+// queueBothPartitions queues a want of t/0 and of t/1 to f's broker 1
+// (starvedFetcher's), as one round of a loop marked running, not started:
+// the caller runs f.run(1).
+func queueBothPartitions(t *testing.T, f *roundFetcher) (w0, w1 *fetchWant) {
+	t.Helper()
+	leader, err := f.env.client.Leader("t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w0 = &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	w1 = &fetchWant{ctx: context.Background(), topic: "t", partition: 1, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
+	f.mu.Lock()
+	f.pending[1] = []*fetchWant{w0, w1}
+	f.leaders[1] = leader
+	f.inFlight[1] = true
+	f.mu.Unlock()
+	return w0, w1
+}
+
+// starvedAnsweredAfter waits for the answers of w0 and w1, one message
+// each, and returns how long after w0's (the round that starved w1)
+// w1's came.
+func starvedAnsweredAfter(t *testing.T, w0, w1 *fetchWant) time.Duration {
+	t.Helper()
+	if r := <-w0.done; r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/0: %d messages, err %v", r.messages(), r.err)
+	}
+	fed := time.Now()
+	if r := <-w1.done; r.err != nil || r.messages() != 1 {
+		t.Fatalf("t/1: %d messages, err %v", r.messages(), r.err)
+	}
+	return time.Since(fed)
 }

@@ -106,28 +106,10 @@ func TestStarvedLongPollRoundNotHeldForReturns(t *testing.T) {
 	f.env.config.Consumer.MaxProcessingTime = 2 * time.Second
 	f.longPoll = true
 	defer f.closeConns()
-	leader, err := f.env.client.Leader("t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w0 := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
-	w1 := &fetchWant{ctx: context.Background(), topic: "t", partition: 1, size: 1 << 20, limit: 100, done: make(chan fetchResult, 1)}
-	f.mu.Lock()
-	f.pending[1] = []*fetchWant{w0, w1}
-	f.leaders[1] = leader
-	f.inFlight[1] = true
-	f.mu.Unlock()
+	w0, w1 := queueBothPartitions(t, f)
 	go f.run(1)
-	if r := <-w0.done; r.err != nil || r.messages() != 1 {
-		t.Fatalf("t/0: %d messages, err %v", r.messages(), r.err)
-	}
-	fed := time.Now()
 	// t/0's reader is slow: its next want does not come back.
-	r := <-w1.done
-	if r.err != nil || r.messages() != 1 {
-		t.Fatalf("t/1: %d messages, err %v", r.messages(), r.err)
-	}
-	if d := time.Since(fed); d > time.Second {
+	if d := starvedAnsweredAfter(t, w0, w1); d > time.Second {
 		t.Errorf("starved t/1, records below its mark, answered %v after the round that starved it: held for t/0's return", d)
 	}
 }
@@ -181,11 +163,8 @@ func TestLongPollNotHeldForAStoppedFeed(t *testing.T) {
 		w := &fetchWant{ctx: ctx, topic: "t", partition: 0, done: make(chan fetchResult, 1)}
 		cancel()              // the feed stopped
 		f.notBackSoon("t", 0) // its run's defer, before the answer
-		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
-		f.answer(7, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
-		start := time.Now()
-		f.holdForReturns(7)
-		if d := time.Since(start); d != 0 {
+		answerAtMark(f, 7, w)
+		if d := holdTime(f, 7); d != 0 {
 			t.Fatalf("held %v for a partition whose feed had ended", d)
 		}
 	})
@@ -207,11 +186,8 @@ func TestLongPollNotHeldForAWantQueuedAgainBeforeItsAnswer(t *testing.T) {
 		f.pending[7] = append(f.pending[7], requeued)
 		f.returned(requeued)
 		f.mu.Unlock()
-		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
-		f.answer(7, []*fetchWant{old}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
-		start := time.Now()
-		f.holdForReturns(7)
-		if d := time.Since(start); d != 0 {
+		answerAtMark(f, 7, old)
+		if d := holdTime(f, 7); d != 0 {
 			t.Fatalf("held %v for t/0, whose want is already pending in the held round", d)
 		}
 	})
@@ -223,15 +199,11 @@ func TestLongPollNotHeldForAWantQueuedAgainBeforeItsAnswer(t *testing.T) {
 func TestLongPollNotHeldForAPartitionBackAtAnotherBroker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := idleFetcher(time.Second)
-		w := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, done: make(chan fetchResult, 1)}
-		msg := []*sarama.ConsumerMessage{{Topic: "t", Offset: 0}}
-		f.answer(7, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
+		answerAtMark(f, 7, &fetchWant{ctx: context.Background(), topic: "t", partition: 0, done: make(chan fetchResult, 1)})
 		f.mu.Lock()
 		f.returned(&fetchWant{topic: "t", partition: 0, offset: 1})
 		f.mu.Unlock()
-		start := time.Now()
-		f.holdForReturns(7)
-		if d := time.Since(start); d != 0 {
+		if d := holdTime(f, 7); d != 0 {
 			t.Fatalf("broker 7 held %v for t/0, back at broker 8", d)
 		}
 	})
@@ -245,4 +217,18 @@ func idleFetcher(maxProcessing time.Duration) *roundFetcher {
 	f := newRoundFetcher(&env{config: &Config{Config: conf}})
 	f.longPoll = true
 	return f
+}
+
+// answerAtMark answers w, one want of a long poll to broker id, with its
+// message at offset 0, up to its high-water mark (1).
+func answerAtMark(f *roundFetcher, id int32, w *fetchWant) {
+	msg := []*sarama.ConsumerMessage{{Topic: w.topic, Partition: w.partition, Offset: 0}}
+	f.answer(id, []*fetchWant{w}, []fetchResult{{msgs: msg, next: 1, hwm: 1}}, false)
+}
+
+// holdTime returns how long f held its next long poll to broker id.
+func holdTime(f *roundFetcher, id int32) time.Duration {
+	start := time.Now()
+	f.holdForReturns(id)
+	return time.Since(start)
 }
