@@ -36,6 +36,8 @@ type ownConns struct {
 	dialer *brokerconn.Dialer     // dials conns
 	closed bool                   // closeAll was called: no new connections
 	firsts map[int32]*outstanding // first fetches out, by broker (first_fetch_priority.go)
+	// expected counts the partitions expected to open (ExpectOpen).
+	expected *outstanding
 }
 
 // ownConn is the own connection to one broker.

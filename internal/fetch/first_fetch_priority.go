@@ -1,13 +1,75 @@
 package fetch
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
-// While a rebalance's first fetches are out to a broker, the idle
-// fetcher holds its long polls to it back (each for Consumer.MaxWaitTime
-// at most), so that the busy rounds carrying them go over the own connection
-// rather than the client's, behind no long poll, and are decoded here
-// rather than by sarama. The partitions held back are at their log end.
-// See docs/batch-feed.md, "Connections".
+// While a rebalance's first fetches are out to a broker, or expected
+// (partitions still being claimed, their offsets read), the idle fetcher
+// holds its long polls to it back (each for Consumer.MaxWaitTime at most),
+// so that the busy rounds carrying them go over the own connection rather
+// than the client's, behind no long poll, and are decoded here rather than
+// by sarama. The partitions held back are at their log end. See
+// docs/batch-feed.md, "Connections".
+
+// expectedOpenFor bounds how long a partition expected to open holds long
+// polls back: a claim that waits for another instance (a slow drain, a
+// release that does not come) must not hold them for long.
+const expectedOpenFor = time.Second
+
+// ExpectOpen says a partition of the group is about to open: its claim or
+// its offset read is under way, and its first fetch comes next. Until
+// opened is called, or expectedOpenFor has passed, the idle fetcher holds
+// its long polls back as it does while a first fetch is out, to every
+// broker (the partition's leader is not looked up): otherwise the first
+// long poll sent between two claim batches of a rebalance holds the own
+// connection, and the next batch's first fetches go over the client's.
+// opened may be called more than once.
+func (e *Engine) ExpectOpen() (opened func()) {
+	return e.busy.own.expectOpen(expectedOpenFor)
+}
+
+// expectOpen counts a partition expected to open until the func it
+// returns is called, or for at most d.
+func (o *ownConns) expectOpen(d time.Duration) (opened func()) {
+	o.mu.Lock()
+	if o.expected == nil {
+		o.expected = &outstanding{done: make(chan struct{})}
+	}
+	f := o.expected
+	f.n++
+	o.mu.Unlock()
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			o.mu.Lock()
+			defer o.mu.Unlock()
+			if f.n--; f.n == 0 {
+				close(f.done)
+				if o.expected == f {
+					o.expected = nil
+				}
+			}
+		})
+	}
+	t := time.AfterFunc(d, end)
+	return func() {
+		t.Stop()
+		end()
+	}
+}
+
+// opensExpected returns a channel closed once no partition is expected to
+// open, nil if none is now.
+func (o *ownConns) opensExpected() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.expected != nil {
+		return o.expected.done
+	}
+	return nil
+}
 
 // firstFetchStarted counts a first fetch to broker id as outstanding.
 func (o *ownConns) firstFetchStarted(id int32) {
@@ -56,9 +118,9 @@ type outstanding struct {
 }
 
 // holdLongPoll waits, in the idle fetcher, until no first fetch to broker
-// id is outstanding, for at most Consumer.MaxWaitTime. A round of starved
-// wants (records below their marks, see answer) is not held, nor a runner
-// with no round left.
+// id is outstanding and no partition is expected to open, for at most
+// Consumer.MaxWaitTime. A round of starved wants (records below their
+// marks, see answer) is not held, nor a runner with no round left.
 func (f *roundFetcher) holdLongPoll(id int32) {
 	if !f.longPoll || f.own == nil {
 		return
@@ -69,15 +131,23 @@ func (f *roundFetcher) holdLongPoll(id int32) {
 	if starved || none { // records wait below a mark, or no round is left
 		return
 	}
-	done := f.own.firstFetchesDone(id)
-	if done == nil {
-		return
-	}
-	t := time.NewTimer(f.env.config.Consumer.MaxWaitTime)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	case <-f.closing:
+	var t *time.Timer
+	for {
+		firsts, opens := f.own.firstFetchesDone(id), f.own.opensExpected()
+		if firsts == nil && opens == nil {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(f.env.config.Consumer.MaxWaitTime)
+			defer t.Stop()
+		}
+		select { // a nil channel never fires
+		case <-firsts:
+		case <-opens:
+		case <-t.C:
+			return
+		case <-f.closing:
+			return
+		}
 	}
 }

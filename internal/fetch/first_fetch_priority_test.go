@@ -227,3 +227,82 @@ func starvedAnsweredAfter(t *testing.T, w0, w1 *fetchWant) time.Duration {
 	}
 	return time.Since(fed)
 }
+
+// While a partition is expected to open (claimed, its offset read, its
+// first fetch next: Engine.ExpectOpen), the idle fetcher holds its long
+// polls back as it does for a first fetch out: otherwise a long poll sent
+// between two claim batches of a rebalance holds the own connection, and
+// the next batch's first fetches go over the client's. The hold ends once
+// none is expected and no first fetch is out, after Consumer.MaxWaitTime,
+// or once an expectation has stood for expectedOpenFor.
+func TestLongPollHeldWhilePartitionsAreExpectedToOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxWaitTime = 500 * time.Millisecond
+		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
+		e := &Engine{busy: busy, idle: idle}
+		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}} // a long poll to send
+		held := func() chan struct{} {
+			done := make(chan struct{})
+			go func() { idle.holdLongPoll(1); close(done) }()
+			return done
+		}
+		over := func(done chan struct{}) bool {
+			synctest.Wait()
+			select {
+			case <-done:
+				return true
+			default:
+				return false
+			}
+		}
+
+		a, b := e.ExpectOpen(), e.ExpectOpen()
+		h := held()
+		if over(h) {
+			t.Fatal("the long poll went out while two partitions were expected to open")
+		}
+		a()
+		a() // a second call ends nothing more
+		if over(h) {
+			t.Fatal("the long poll went out while a partition was expected to open")
+		}
+		busy.own.firstFetchStarted(1) // b's first fetch, out before b opened
+		b()
+		if over(h) {
+			t.Fatal("the long poll went out while a first fetch was out")
+		}
+		busy.own.firstFetchEnded(1)
+		if !over(h) {
+			t.Fatal("the long poll still held with nothing expected and no first fetch out")
+		}
+
+		c := e.ExpectOpen()
+		h = held()
+		time.Sleep(499 * time.Millisecond)
+		if over(h) {
+			t.Fatal("the hold ended before Consumer.MaxWaitTime")
+		}
+		time.Sleep(time.Millisecond)
+		if !over(h) {
+			t.Fatal("held longer than Consumer.MaxWaitTime")
+		}
+
+		conf.Consumer.MaxWaitTime = 5 * time.Second
+		h = held() // c has stood 500 ms
+		time.Sleep(expectedOpenFor - 500*time.Millisecond - time.Millisecond)
+		if over(h) {
+			t.Fatal("the expectation ended before expectedOpenFor")
+		}
+		time.Sleep(time.Millisecond)
+		if !over(h) {
+			t.Fatalf("a partition never opened held the long polls longer than expectedOpenFor (%v)", expectedOpenFor)
+		}
+		c() // after its expiry: ends nothing more
+		d := e.ExpectOpen()
+		if over(held()) {
+			t.Fatal("an expectation ended twice: a new one no longer holds")
+		}
+		d()
+	})
+}

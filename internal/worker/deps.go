@@ -117,6 +117,9 @@ type Offsets interface {
 // Fetch opens the partition's fetch sources (fetch.Engine).
 type Fetch interface {
 	Partition(ctx context.Context, topic string, partition int32, mark *atomic.Int64, outOfRange fetch.OutOfRangeFunc) *fetch.Partition
+	// ExpectOpen says the partition is about to open (it is being
+	// claimed); the worker calls opened once it is open, or ends.
+	ExpectOpen() (opened func())
 }
 
 // Gate is the delivery gate the session fence pauses (fence.Gate).

@@ -29,12 +29,16 @@ func (w *Worker) Claimed() <-chan struct{} { return w.claimed }
 // first.
 func (w *Worker) Opened() <-chan struct{} { return w.opened }
 
-// markOpened closes opened unless it is closed. run's goroutine only.
+// markOpened closes opened unless it is closed, and tells the fetch engine
+// the partition is no longer expected to open. run's goroutine only.
 func (w *Worker) markOpened() {
 	select {
 	case <-w.opened:
 	default:
 		close(w.opened)
+		if w.openExpected != nil {
+			w.openExpected()
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ type Worker struct {
 	done    chan struct{} // closed when run returns
 	claimed chan struct{} // closed once the partition is claimed (or run returns first)
 	opened  chan struct{} // closed once the first fetch source is open (or run returns first)
+	// openExpected ends what Fetch.ExpectOpen counted when run began; run's
+	// goroutine only.
+	openExpected func()
 	started time.Time     // when the worker started: the claim wait's origin
 	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
 
@@ -170,6 +173,9 @@ func (w *Worker) run() {
 		}
 	}()
 	stopListening := w.listenToGate()
+	if w.deps.Fetch != nil {
+		w.openExpected = w.deps.Fetch.ExpectOpen()
+	}
 	st := Claiming
 	for st != Done {
 		e := w.runState(st)

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -57,6 +59,52 @@ func TestWorkerEndedUnopenedClosesOpened(t *testing.T) {
 		case <-w.Opened():
 		default:
 			t.Fatal("the worker ended unopened and left Opened open: whoever waits on it waits for good")
+		}
+	})
+}
+
+// expectingFetch counts the partitions its worker said are expected to
+// open (ExpectOpen) and not opened yet.
+type expectingFetch struct {
+	Fetch    // Partition: not reached
+	expected atomic.Int32
+}
+
+func (f *expectingFetch) ExpectOpen() func() {
+	f.expected.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { f.expected.Add(-1) }) }
+}
+
+// A worker tells the fetch engine its partition is expected to open from
+// its start, while it claims, and ends that once it is open, or when it
+// ends unopened: the engine holds long polls back meanwhile
+// (fetch.Engine.ExpectOpen), and a worker that never opens must not keep
+// holding them.
+func TestWorkerExpectsToOpenUntilOpenedOrEnded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &expectingFetch{}
+		prev := &Worker{done: make(chan struct{})} // holds the new worker in claiming
+		w := newTestWorker(Deps{Fetch: f})
+		w.prev, w.exited = prev, make(chan coord.Worker)
+		go w.run()
+		synctest.Wait()
+		if n := f.expected.Load(); n != 1 {
+			t.Fatalf("claiming: %d partitions expected to open, want 1", n)
+		}
+		w.Stop(false)
+		close(prev.done)
+		<-w.Done()
+		if n := f.expected.Load(); n != 0 {
+			t.Fatalf("the worker ended unopened and left %d partitions expected to open: long polls held up to a second", n)
+		}
+
+		w = newTestWorker(Deps{Fetch: f})
+		w.openExpected = f.ExpectOpen()
+		w.markOpened()
+		w.markOpened()
+		if n := f.expected.Load(); n != 0 {
+			t.Fatalf("opened: %d partitions expected to open, want 0", n)
 		}
 	})
 }
