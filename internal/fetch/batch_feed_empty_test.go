@@ -38,7 +38,7 @@ func TestBatchFeedStepsOverAnEmptyBatch(t *testing.T) {
 
 	var mu sync.Mutex
 	var offsets []int64
-	fetchFrom := feedFetch(busy, idle, "t", 0)
+	fetchFrom := feedFetch(busy, idle, "t", 0, func() {})
 	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		mu.Lock()
 		offsets = append(offsets, offset)

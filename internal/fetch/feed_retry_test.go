@@ -174,7 +174,7 @@ func feedFollowsMovedLeader(t *testing.T, kerr sarama.KError) {
 	idle := newRoundFetcher(cg)
 	idle.longPoll, idle.own = true, newOwnConns(idle.env)
 	defer idle.closeConns()
-	fetch := feedFetch(busy, idle, "t", 0)
+	fetch := feedFetch(busy, idle, "t", 0, func() {})
 	retry := newFeedRetry(cg.client, cg.config.Config, "t")
 	retry.backoff = func(int) time.Duration { return 10 * time.Millisecond }
 	feed := newBatchFeed(context.Background(), fetch, retry, nil, 1<<20, 0, newFeedBudget(1<<26), 0)

@@ -18,6 +18,10 @@ type feedSource struct {
 	batch []*sarama.ConsumerMessage // what is left of the messages made of the batch in hand
 	rest  pendingMessages           // the batch in hand's messages not made yet (nil: none)
 	made  []*sarama.ConsumerMessage // batch's backing array, made again for each slab
+	// opened ends the expectation (ExpectOpen) that holds long polls from
+	// Open until the feed's first fetch is answered: the feed counts that
+	// fetch as out only once its goroutine has looked its leader up.
+	opened func()
 	next  int64                     // after the last message handed out
 	// reported says the feed's end was reported (fellBack): by Next, or
 	// by Close when the Source is closed before Next read it.
@@ -28,14 +32,15 @@ type feedSource struct {
 func (p *Partition) feedSource(from int64) *feedSource {
 	e := p.e
 	conf := e.env.config
-	fetch := feedFetch(e.busy, e.idle, p.topic, p.partition)
+	opened := e.busy.own.expectOpen(expectedOpenFor)
+	fetch := feedFetch(e.busy, e.idle, p.topic, p.partition, opened)
 	retry := newFeedRetry(e.env.client, conf.Config, p.topic)
 	retry.retried = func() { e.deps.FeedRetries.Inc(1) }
 	retry.positions = p.positions
 	retry.moved = func() <-chan struct{} { return e.moves.nextMove(p.topic) }
 	notBack := func() { e.idle.notBackSoon(p.topic, p.partition) }
 	feed := startBatchFeed(p.ctx, fetch, retry, p.mark, conf.Consumer.Fetch.Default, conf.Consumer.Fetch.Max, e.budget, from, notBack)
-	return &feedSource{p: p, feed: feed, retry: retry, next: from}
+	return &feedSource{p: p, feed: feed, retry: retry, next: from, opened: opened}
 }
 
 // Next implements Source. A feed error ends the source: the partition then
@@ -113,6 +118,9 @@ func (s *feedSource) fellBack(err error) {
 // ended (its context: a stop, a loss), which no Open follows.
 func (s *feedSource) Close() error {
 	err := s.feed.stop()
+	if s.opened != nil {
+		s.opened() // a feed stopped before its first fetch was answered
+	}
 	if fallsBack(err) && !s.reported && s.p.ctx.Err() == nil {
 		s.fellBack(err)
 	}
@@ -122,8 +130,9 @@ func (s *feedSource) Close() error {
 // feedFetch is a feed's fetch of one partition: a busy fetch through busy
 // (answered at once), an idle one through idle (long-polled), keeping every
 // message of the answer. Its first call is the feed's first fetch (see
-// fetchWant.first); one feed calls it, from one goroutine.
-func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(context.Context, bool, int64, int32) fetchResult {
+// fetchWant.first), after which it calls answered; one feed calls it, from
+// one goroutine.
+func feedFetch(busy, idle *roundFetcher, topic string, partition int32, answered func()) func(context.Context, bool, int64, int32) fetchResult {
 	first := true
 	return func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		f := busy
@@ -131,6 +140,9 @@ func feedFetch(busy, idle *roundFetcher, topic string, partition int32) func(con
 			f = idle
 		}
 		r := f.fetchUnparsed(ctx, topic, partition, offset, math.MaxInt, size, first && isBusy)
+		if first {
+			answered()
+		}
 		first = false
 		return r
 	}

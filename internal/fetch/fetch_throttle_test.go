@@ -34,7 +34,7 @@ func TestThrottledFetchDoesNotEndTheFeed(t *testing.T) {
 	idle := newRoundFetcher(cg)
 	idle.longPoll, idle.own = true, newOwnConns(idle.env)
 	defer idle.closeConns()
-	fetchFrom := feedFetch(busy, idle, "t", 0)
+	fetchFrom := feedFetch(busy, idle, "t", 0, func() {})
 	fetch := func(ctx context.Context, isBusy bool, offset int64, size int32) fetchResult {
 		fetches.Add(1)
 		return fetchFrom(ctx, isBusy, offset, size)

@@ -45,7 +45,7 @@ func TestFetcherResendsOverANewConnAfterIdleClose(t *testing.T) {
 	busy, idle := newFetchers(cg)
 	defer idle.closeConns()
 	defer busy.closeConns()
-	fetch := feedFetch(busy, idle, "t", 0)
+	fetch := feedFetch(busy, idle, "t", 0, func() {})
 	retry := newFeedRetry(cg.client, &fconf, "t")
 	feed := newBatchFeed(context.Background(), fetch, retry, nil, 1<<20, 0, newFeedBudget(1<<26), 0)
 	defer feed.stop()

@@ -14,8 +14,10 @@ import (
 // docs/batch-feed.md, "Connections".
 
 // expectedOpenFor bounds how long a partition expected to open holds long
-// polls back: a claim that waits for another instance (a slow drain, a
-// release that does not come) must not hold them for long.
+// polls back, and how long expectations hold any one long poll: a claim
+// that waits for another instance (a slow drain, a release that does not
+// come) must not hold them for long, nor must workers started one after
+// another.
 const expectedOpenFor = time.Second
 
 // ExpectOpen says a partition of the group is about to open: its claim or
@@ -25,7 +27,9 @@ const expectedOpenFor = time.Second
 // broker (the partition's leader is not looked up): otherwise the first
 // long poll sent between two claim batches of a rebalance holds the own
 // connection, and the next batch's first fetches go over the client's.
-// opened may be called more than once.
+// A batch feed opened meanwhile holds them on from its Open until its
+// first fetch is answered (feedSource). opened may be called more than
+// once.
 func (e *Engine) ExpectOpen() (opened func()) {
 	return e.busy.own.expectOpen(expectedOpenFor)
 }
@@ -118,9 +122,12 @@ type outstanding struct {
 }
 
 // holdLongPoll waits, in the idle fetcher, until no first fetch to broker
-// id is outstanding and no partition is expected to open, for at most
-// Consumer.MaxWaitTime. A round of starved wants (records below their
-// marks, see answer) is not held, nor a runner with no round left.
+// id is outstanding, for at most Consumer.MaxWaitTime, and until no
+// partition is expected to open, for at most expectedOpenFor of that:
+// workers started one after another keep some partition expected all the
+// time, and must not hold each long poll for MaxWaitTime. A round of
+// starved wants (records below their marks, see answer) is not held, nor
+// a runner with no round left.
 func (f *roundFetcher) holdLongPoll(id int32) {
 	if !f.longPoll || f.own == nil {
 		return
@@ -131,20 +138,33 @@ func (f *roundFetcher) holdLongPoll(id int32) {
 	if starved || none { // records wait below a mark, or no round is left
 		return
 	}
-	var t *time.Timer
+	var bound *time.Timer
+	var expectBound <-chan time.Time // fires expectedOpenFor into the hold by expectations
+	expectations := true             // expectations still hold this long poll
 	for {
-		firsts, opens := f.own.firstFetchesDone(id), f.own.opensExpected()
+		firsts := f.own.firstFetchesDone(id)
+		var opens <-chan struct{}
+		if expectations {
+			opens = f.own.opensExpected()
+		}
 		if firsts == nil && opens == nil {
 			return
 		}
-		if t == nil {
-			t = time.NewTimer(f.env.config.Consumer.MaxWaitTime)
+		if bound == nil {
+			bound = time.NewTimer(f.env.config.Consumer.MaxWaitTime)
+			defer bound.Stop()
+		}
+		if opens != nil && expectBound == nil {
+			t := time.NewTimer(expectedOpenFor)
 			defer t.Stop()
+			expectBound = t.C
 		}
 		select { // a nil channel never fires
 		case <-firsts:
 		case <-opens:
-		case <-t.C:
+		case <-expectBound:
+			expectations = false
+		case <-bound.C:
 			return
 		case <-f.closing:
 			return

@@ -306,3 +306,86 @@ func TestLongPollHeldWhilePartitionsAreExpectedToOpen(t *testing.T) {
 		d()
 	})
 }
+
+// Partitions expected to open one after another (workers started a little
+// apart, none of them opening) keep some expectation outstanding all the
+// time: they hold one long poll expectedOpenFor at most, not
+// Consumer.MaxWaitTime.
+func TestLongPollHeldByOverlappingExpectationsForExpectedOpenForAtMost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Consumer.MaxWaitTime = 10 * time.Second
+		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
+		e := &Engine{busy: busy, idle: idle}
+		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}}
+		stop := make(chan struct{})
+		e.ExpectOpen()
+		go func() { // a worker starts, and never opens, every 900 ms
+			for {
+				select {
+				case <-time.After(900 * time.Millisecond):
+					e.ExpectOpen()
+				case <-stop:
+					return
+				}
+			}
+		}()
+		start := time.Now()
+		idle.holdLongPoll(1)
+		close(stop)
+		if d := time.Since(start); d != expectedOpenFor {
+			t.Errorf("overlapping expectations held a long poll %v, want expectedOpenFor (%v)", d, expectedOpenFor)
+		}
+	})
+}
+
+// blockingLeader is a Client whose Leader waits until released: a
+// metadata refresh, or the feed's goroutine not scheduled yet.
+type blockingLeader struct{ release chan struct{} }
+
+func (c blockingLeader) Leader(string, int32) (*sarama.Broker, error) {
+	<-c.release
+	return nil, sarama.ErrLeaderNotAvailable
+}
+func (blockingLeader) RefreshMetadata(...string) error { return nil }
+
+// A worker ends its expectation as soon as Open returns, but a batch
+// feed counts its first fetch as out only once its goroutine has looked
+// the leader up. The feed's own expectation covers the time between, until
+// its first fetch is answered, so no long poll goes out there.
+func TestLongPollHeldFromOpenUntilTheFeedsFirstFetchIsAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Version = sarama.V2_1_0_0
+		conf.Consumer.MaxWaitTime = 500 * time.Millisecond
+		client := blockingLeader{release: make(chan struct{})}
+		e := NewEngine(Config{Config: conf, Batches: true}, Deps{Client: client})
+		e.idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}}
+		opened := e.ExpectOpen() // the worker's, from its start
+		done := make(chan struct{})
+		go func() { e.idle.holdLongPoll(1); close(done) }()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		src, err := e.Partition(ctx, "t", 0, nil, nil).Open(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opened() // the worker's markOpened, right after Open
+		synctest.Wait()
+		select {
+		case <-done:
+			t.Fatal("the long poll went out before the just-opened partition's first fetch was counted")
+		default:
+		}
+		close(client.release) // the first fetch fails: answered
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Error("the long poll still held after the feed's first fetch was answered")
+		}
+		cancel()
+		_ = src.Close()
+		<-done
+	})
+}

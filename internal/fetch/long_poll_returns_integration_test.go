@@ -48,7 +48,7 @@ func newLatencyStack(t *testing.T, name string) *latencyStack {
 // feed starts partition p's feed at 0, telling the idle fetcher when it is
 // not back soon, as a partition's feedSource has it do.
 func (s *latencyStack) feed(t *testing.T, p int32) *batchFeed {
-	f := startBatchFeed(s.ctx, feedFetch(s.busy, s.idle, s.topic, p), nil, nil, s.conf.Consumer.Fetch.Default, 0, s.budget, 0,
+	f := startBatchFeed(s.ctx, feedFetch(s.busy, s.idle, s.topic, p, func() {}), nil, nil, s.conf.Consumer.Fetch.Default, 0, s.budget, 0,
 		func() { s.idle.notBackSoon(s.topic, p) })
 	t.Cleanup(func() { _ = f.stop() })
 	return f

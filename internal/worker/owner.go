@@ -36,9 +36,17 @@ func (w *Worker) markOpened() {
 	case <-w.opened:
 	default:
 		close(w.opened)
-		if w.openExpected != nil {
-			w.openExpected()
-		}
+		w.endOpenExpected()
+	}
+}
+
+// endOpenExpected tells the fetch engine the partition is no longer
+// expected to open (Fetch.ExpectOpen): it is open, or its worker is
+// stopping. run's goroutine only.
+func (w *Worker) endOpenExpected() {
+	if w.openExpected != nil {
+		w.openExpected()
+		w.openExpected = nil
 	}
 }
 

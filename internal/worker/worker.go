@@ -182,6 +182,9 @@ func (w *Worker) run() {
 		n := Next(st, e)
 		if n != st {
 			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
+			if n != Consuming {
+				w.endOpenExpected() // stopping: it will not open
+			}
 			w.enter(n)
 		}
 		st = n
