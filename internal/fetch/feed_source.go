@@ -32,7 +32,10 @@ type feedSource struct {
 func (p *Partition) feedSource(from int64) *feedSource {
 	e := p.e
 	conf := e.env.config
-	opened := e.busy.own.expectOpen(expectedOpenFor)
+	opened := func() {}
+	if !p.reopened { // the partition's first: a rebalance's first fetches come first
+		opened = e.busy.own.expectOpen(expectedOpenFor)
+	}
 	fetch := feedFetch(e.busy, e.idle, p.topic, p.partition, opened)
 	retry := newFeedRetry(e.env.client, conf.Config, p.topic)
 	retry.retried = func() { e.deps.FeedRetries.Inc(1) }

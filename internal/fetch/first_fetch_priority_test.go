@@ -389,3 +389,66 @@ func TestLongPollHeldFromOpenUntilTheFeedsFirstFetchIsAnswered(t *testing.T) {
 		<-done
 	})
 }
+
+// Only a partition's first Open is a rebalance's: a Source opened again (a
+// seek, a pause, a fallback) expects nothing, and holds no long poll to
+// another broker while its first fetch looks its leader up.
+func TestReopenedPartitionHoldsNoLongPolls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		conf := sarama.NewConfig()
+		conf.Version = sarama.V2_1_0_0
+		conf.Consumer.MaxWaitTime = 500 * time.Millisecond
+		client := &switchedLeader{release: make(chan struct{})}
+		close(client.release) // the first Open's lookups answer at once
+		e := NewEngine(Config{Config: conf, Batches: true}, Deps{Client: client})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		p := e.Partition(ctx, "t", 0, nil, nil)
+		first, err := p.Open(10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = first.Close() // a seek, say
+		release := client.block()
+		src, err := p.Open(20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.idle.pending[2] = []*fetchWant{{topic: "u", partition: 1}} // a long poll to another broker
+		done := make(chan struct{})
+		go func() { e.idle.holdLongPoll(2); close(done) }()
+		synctest.Wait()
+		select {
+		case <-done:
+		default:
+			t.Error("a reopened partition's feed held a long poll to another broker")
+		}
+		close(release)
+		cancel()
+		_ = src.Close()
+		<-done
+	})
+}
+
+// switchedLeader is a Client whose Leader fails, at once or, after block,
+// once released.
+type switchedLeader struct {
+	mu      sync.Mutex
+	release chan struct{}
+}
+
+func (c *switchedLeader) block() chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.release = make(chan struct{})
+	return c.release
+}
+
+func (c *switchedLeader) Leader(string, int32) (*sarama.Broker, error) {
+	c.mu.Lock()
+	release := c.release
+	c.mu.Unlock()
+	<-release
+	return nil, sarama.ErrLeaderNotAvailable
+}
+func (*switchedLeader) RefreshMetadata(...string) error { return nil }

@@ -53,6 +53,9 @@ type Partition struct {
 	outOfRange OutOfRangeFunc
 	positions  *readPositions // how far it was read: an offset out of range there is lost, not a stored one
 	failed     bool           // the last Source failed: open the next one plainly
+	// reopened says a Source was opened before: a seek, a pause or a
+	// fallback reopens, and its first fetch is no rebalance's (ExpectOpen).
+	reopened bool
 }
 
 // Partition returns the opener of Sources for topic/partition, fetching
@@ -74,6 +77,7 @@ func (e *Engine) Partition(ctx context.Context, topic string, partition int32, m
 func (p *Partition) Open(start int64) (Source, error) {
 	failed := p.failed
 	p.failed = false
+	defer func() { p.reopened = true }()
 	conf := p.e.env.config
 	if !failed && conf.Batches && directFetchApplies(conf.Config) {
 		return p.feedSource(start), nil

@@ -182,9 +182,6 @@ func (w *Worker) run() {
 		n := Next(st, e)
 		if n != st {
 			w.log.Debug("partition worker", "from", st, "event", e, "to", n)
-			if n != Consuming {
-				w.endOpenExpected() // stopping: it will not open
-			}
 			w.enter(n)
 		}
 		st = n
@@ -228,6 +225,9 @@ func (w *Worker) runState(st State) Event {
 
 // enter does what entering state st takes, whatever the event.
 func (w *Worker) enter(st State) {
+	if st != Consuming {
+		w.endOpenExpected() // stopping: it will not open
+	}
 	switch st {
 	case Draining:
 		w.closeSink() // nothing more is handed out: the drain waits for marks

@@ -106,5 +106,21 @@ func TestWorkerExpectsToOpenUntilOpenedOrEnded(t *testing.T) {
 		if n := f.expected.Load(); n != 0 {
 			t.Fatalf("opened: %d partitions expected to open, want 0", n)
 		}
+
+		// Stopped while consuming, before its source opened (the sink
+		// refused it, say): its drain, commit and release may take long,
+		// and it will not open.
+		for _, st := range []State{Draining, Releasing} {
+			w = newTestWorker(Deps{Fetch: f})
+			w.openExpected = f.ExpectOpen()
+			w.enter(Consuming)
+			if n := f.expected.Load(); n != 1 {
+				t.Fatalf("consuming, not open yet: %d partitions expected to open, want 1", n)
+			}
+			w.enter(st)
+			if n := f.expected.Load(); n != 0 {
+				t.Fatalf("%v unopened: still %d partitions expected to open, until the worker ends", st, n)
+			}
+		}
 	})
 }
