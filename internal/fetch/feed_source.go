@@ -22,7 +22,7 @@ type feedSource struct {
 	// Open until the feed's first fetch is answered: the feed counts that
 	// fetch as out only once its goroutine has looked its leader up.
 	opened func()
-	next  int64                     // after the last message handed out
+	next   int64 // after the last message handed out
 	// reported says the feed's end was reported (fellBack): by Next, or
 	// by Close when the Source is closed before Next read it.
 	reported bool

@@ -43,8 +43,8 @@ type Worker struct {
 	// openExpected ends what Fetch.ExpectOpen counted when run began; run's
 	// goroutine only.
 	openExpected func()
-	started time.Time     // when the worker started: the claim wait's origin
-	hwm     atomic.Int64  // the partition's high-water mark, as its fetch Sources set it
+	started      time.Time    // when the worker started: the claim wait's origin
+	hwm          atomic.Int64 // the partition's high-water mark, as its fetch Sources set it
 
 	// out receives the worker's messages: set once the partition is claimed,
 	// by the group's Sink (Messages(), or the claim's own channel).
