@@ -141,19 +141,14 @@ func (l *eventLog) dump(since time.Time) []string {
 	return out
 }
 
-// offsets returns, for each partition, the offset attribute of the first
-// record with message msg at or after since.
-func (l *eventLog) offsets(msg string, since time.Time) map[int32]int64 {
+// scan calls fn for each record from index from on, in the order they
+// were kept, and returns the index after the last: the next scan's from.
+// fn runs under the log's lock: it must be quick.
+func (l *eventLog) scan(from int, fn func(scaleEvent)) int {
 	l.rec.mu.Lock()
 	defer l.rec.mu.Unlock()
-	out := make(map[int32]int64)
-	for _, e := range l.rec.events {
-		if e.msg != msg || e.at.Before(since) {
-			continue
-		}
-		if _, ok := out[e.partition]; !ok {
-			out[e.partition] = e.offset
-		}
+	for _, e := range l.rec.events[from:] {
+		fn(e)
 	}
-	return out
+	return len(l.rec.events)
 }
