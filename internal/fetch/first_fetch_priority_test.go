@@ -452,3 +452,10 @@ func (c *switchedLeader) Leader(string, int32) (*sarama.Broker, error) {
 	return nil, sarama.ErrLeaderNotAvailable
 }
 func (*switchedLeader) RefreshMetadata(...string) error { return nil }
+
+// A worker whose group has no Engine (a nil *Engine in its Fetch, as some
+// of the group's tests build it) expects nothing and does not panic.
+func TestNilEngineExpectsNothing(t *testing.T) {
+	var e *Engine
+	e.ExpectOpen()()
+}
