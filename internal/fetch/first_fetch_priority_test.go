@@ -19,20 +19,8 @@ func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 		conf := sarama.NewConfig()
 		conf.Consumer.MaxWaitTime = 500 * time.Millisecond
 		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
-		held := func(f *roundFetcher) chan struct{} {
-			done := make(chan struct{})
-			go func() { f.holdLongPoll(1); close(done) }()
-			return done
-		}
-		over := func(done chan struct{}) bool {
-			synctest.Wait()
-			select {
-			case <-done:
-				return true
-			default:
-				return false
-			}
-		}
+		held := func(f *roundFetcher) chan struct{} { return holding(f, 1) }
+		over := holdOver
 
 		busy.own.firstFetchStarted(1)
 		if !over(held(idle)) {
@@ -63,15 +51,7 @@ func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 		}
 
 		busy.own.firstFetchStarted(1)
-		h = held(idle)
-		time.Sleep(499 * time.Millisecond)
-		if over(h) {
-			t.Fatal("the hold ended before Consumer.MaxWaitTime")
-		}
-		time.Sleep(time.Millisecond)
-		if !over(h) {
-			t.Fatal("held longer than Consumer.MaxWaitTime")
-		}
+		holdEndsAfter(t, held(idle), 500*time.Millisecond, "Consumer.MaxWaitTime")
 		busy.own.firstFetchEnded(1)
 	})
 }
@@ -242,20 +222,8 @@ func TestLongPollHeldWhilePartitionsAreExpectedToOpen(t *testing.T) {
 		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
 		e := &Engine{busy: busy, idle: idle}
 		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}} // a long poll to send
-		held := func() chan struct{} {
-			done := make(chan struct{})
-			go func() { idle.holdLongPoll(1); close(done) }()
-			return done
-		}
-		over := func(done chan struct{}) bool {
-			synctest.Wait()
-			select {
-			case <-done:
-				return true
-			default:
-				return false
-			}
-		}
+		held := func() chan struct{} { return holding(idle, 1) }
+		over := holdOver
 
 		a, b := e.ExpectOpen(), e.ExpectOpen()
 		h := held()
@@ -278,26 +246,11 @@ func TestLongPollHeldWhilePartitionsAreExpectedToOpen(t *testing.T) {
 		}
 
 		c := e.ExpectOpen()
-		h = held()
-		time.Sleep(499 * time.Millisecond)
-		if over(h) {
-			t.Fatal("the hold ended before Consumer.MaxWaitTime")
-		}
-		time.Sleep(time.Millisecond)
-		if !over(h) {
-			t.Fatal("held longer than Consumer.MaxWaitTime")
-		}
+		holdEndsAfter(t, held(), 500*time.Millisecond, "Consumer.MaxWaitTime")
 
 		conf.Consumer.MaxWaitTime = 5 * time.Second
-		h = held() // c has stood 500 ms
-		time.Sleep(expectedOpenFor - 500*time.Millisecond - time.Millisecond)
-		if over(h) {
-			t.Fatal("the expectation ended before expectedOpenFor")
-		}
-		time.Sleep(time.Millisecond)
-		if !over(h) {
-			t.Fatalf("a partition never opened held the long polls longer than expectedOpenFor (%v)", expectedOpenFor)
-		}
+		// c has stood 500 ms: it holds the next for the rest of its second
+		holdEndsAfter(t, held(), expectedOpenFor-500*time.Millisecond, "c's expectedOpenFor ended")
 		c() // after its expiry: ends nothing more
 		d := e.ExpectOpen()
 		if over(held()) {
@@ -458,4 +411,38 @@ func (*switchedLeader) RefreshMetadata(...string) error { return nil }
 func TestNilEngineExpectsNothing(t *testing.T) {
 	var e *Engine
 	e.ExpectOpen()()
+}
+
+// holding runs f's hold of its next long poll to broker id in a goroutine,
+// and returns a channel closed when the hold ends.
+func holding(f *roundFetcher, id int32) chan struct{} {
+	done := make(chan struct{})
+	go func() { f.holdLongPoll(id); close(done) }()
+	return done
+}
+
+// holdOver waits until every goroutine of the bubble is blocked, and says
+// whether the hold that closes done has ended.
+func holdOver(done chan struct{}) bool {
+	synctest.Wait()
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// holdEndsAfter checks, in a bubble, that the hold closing done ends d
+// from now, not before; bound names d in the failure.
+func holdEndsAfter(t *testing.T, done chan struct{}, d time.Duration, bound string) {
+	t.Helper()
+	time.Sleep(d - time.Millisecond)
+	if holdOver(done) {
+		t.Fatalf("the hold ended before %s", bound)
+	}
+	time.Sleep(time.Millisecond)
+	if !holdOver(done) {
+		t.Fatalf("held longer than %s", bound)
+	}
 }
