@@ -80,8 +80,15 @@ func (f *roundFetcher) answer(id int32, batch []*fetchWant, results []fetchResul
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed { // closeConns waits for no new round
+		for _, w := range append(starved, again...) {
+			w.done <- fetchResult{err: errFetcherClosed}
+		}
+		return
+	}
 	f.starved[id] = append(f.starved[id], starved...)
 	f.pending[id] = append(again, f.pending[id]...)
+	f.runLocked(id) // a busy round's loop may have ended meanwhile (see handOver)
 }
 
 // nextRound takes the wants of broker id's next round: starved wants first

@@ -52,6 +52,15 @@ func runRound(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, partitio
 	return runWants(t, f, broker, wants)
 }
 
+// runUntilAnswered runs broker id's round loop (the caller queued its
+// wants and marked it running) until nothing is pending or starved, then
+// waits for the hand-overs of its rounds and for the loops their answers
+// start again (see handOver): every want is answered then.
+func runUntilAnswered(f *roundFetcher, id int32) {
+	f.run(id)
+	f.rounds.Wait()
+}
+
 // runWants is runRound with wants of the caller's making (of t's
 // partitions, at offset 0).
 func runWants(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, wants []*fetchWant) (map[int32]fetchResult, int) {
@@ -65,7 +74,7 @@ func runWants(t *testing.T, f *roundFetcher, broker *sarama.MockBroker, wants []
 	f.leaders[1] = leader
 	f.inFlight[1] = true
 	f.mu.Unlock()
-	f.run(1) // returns once nothing is pending or starved
+	runUntilAnswered(f, 1)
 	answers := make(map[int32]fetchResult)
 	for _, w := range wants {
 		select {

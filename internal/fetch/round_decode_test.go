@@ -149,7 +149,7 @@ func TestFetcherIsolatesUndecodableResponse(t *testing.T) {
 	f.leaders[leader.ID()] = leader
 	f.inFlight[leader.ID()] = true
 	f.mu.Unlock()
-	f.run(leader.ID())
+	runUntilAnswered(f, leader.ID())
 	for _, w := range wants {
 		r := <-w.done
 		if bad := w.partition == 1; bad != (r.err != nil) {

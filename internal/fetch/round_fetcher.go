@@ -28,7 +28,7 @@ type roundFetcher struct {
 	// broker (see fetcher_conns.go); nil: over the client's.
 	own    *ownConns
 	closed bool           // closeConns was called: no new rounds
-	rounds sync.WaitGroup // the round loops running (see run)
+	rounds sync.WaitGroup // the round loops and hand-overs running (see run, handOver)
 	// closing is closed by closeConns: a round over the client's
 	// connection is abandoned then (see sendOver).
 	closing chan struct{}
@@ -37,6 +37,9 @@ type roundFetcher struct {
 	pending  map[int32][]*fetchWant // by broker id
 	starved  map[int32][]*fetchWant // by broker id: fetched again before pending (see answer)
 	inFlight map[int32]bool
+	// handing holds, by broker id, the hand-over of its last busy round
+	// while it runs: closed when it is over (see handOver).
+	handing map[int32]chan struct{}
 	// returning holds, by broker id, the partitions the idle fetcher's
 	// next long poll waits for (see long_poll_returns.go).
 	returning map[int32]*returning
@@ -65,8 +68,9 @@ type fetchWant struct {
 	// partition holds is not known yet, and it may ride along a round
 	// beyond the round's byte count (see ridersOf).
 	first bool
-	// rides says the want rides along its round (see ridersOf); set and
-	// cleared by the round's loop.
+	// rides says the want rides along its round (see ridersOf); set by
+	// the round's loop, cleared when the round is handed over (see
+	// answer).
 	rides bool
 	// shuffledOut counts the rounds that left it without records while
 	// riders went in no set order beside it (see answer).
@@ -120,7 +124,7 @@ var errNoRecordsBelowMark = errors.New("no records below the high-water mark")
 
 func newRoundFetcher(e *env) *roundFetcher {
 	return &roundFetcher{env: e, pending: make(map[int32][]*fetchWant), starved: make(map[int32][]*fetchWant), inFlight: make(map[int32]bool),
-		leaders: make(map[int32]*sarama.Broker), closing: make(chan struct{})}
+		handing: make(map[int32]chan struct{}), leaders: make(map[int32]*sarama.Broker), closing: make(chan struct{})}
 }
 
 // newFetchers returns the group's two fetchers: busy reads first batches
@@ -261,6 +265,11 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 	f.pending[id] = append(f.pending[id], w)
 	f.returned(w)
 	f.leaders[id] = leader
+	f.runLocked(id)
+}
+
+// runLocked starts broker id's round loop unless it runs. f.mu is held.
+func (f *roundFetcher) runLocked(id int32) {
 	if !f.inFlight[id] {
 		f.inFlight[id] = true
 		f.rounds.Add(1)
@@ -278,7 +287,8 @@ func (f *roundFetcher) enqueue(leader *sarama.Broker, w *fetchWant) {
 // wants fetched alone (see isolate); a round that fails otherwise, or
 // again, drops its connection, and its wants get the error. See
 // docs/batch-feed.md, "Broken connections" and "Errors stay per
-// partition".
+// partition". A busy round's answers are handed over while the next round
+// is sent (see handOver).
 func (f *roundFetcher) run(id int32) {
 	for {
 		f.holdNextRound(id)
@@ -306,6 +316,7 @@ func (f *roundFetcher) run(id int32) {
 			resp, err = f.sendOver(conn, own, batch)
 		}
 		f.releaseConn(id, conn, own)
+		f.handedOver(id) // one round's answers at a time, in the rounds' order
 		if len(batch) > 1 && undecodable(err) {
 			f.isolate(id, batch) // the connection is fine: the whole answer was read
 			continue
@@ -313,7 +324,13 @@ func (f *roundFetcher) run(id int32) {
 		if err != nil {
 			f.dropConn(id, conn, own)
 		}
-		f.deliver(id, batch, resp, err)
+		if f.longPoll {
+			// Its answers say which partitions the next long poll waits
+			// for (see expectReturns): handed over before it is held.
+			f.deliver(id, batch, resp, err)
+			continue
+		}
+		f.handOver(id, func() { f.deliver(id, batch, resp, err) })
 	}
 }
 
