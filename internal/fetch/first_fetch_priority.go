@@ -42,22 +42,16 @@ func (e *Engine) ExpectOpen() (opened func()) {
 // returns is called, or for at most d.
 func (o *ownConns) expectOpen(d time.Duration) (opened func()) {
 	o.mu.Lock()
-	if o.expected == nil {
-		o.expected = &outstanding{done: make(chan struct{})}
-	}
-	f := o.expected
-	f.n++
+	f := o.expected.start()
+	o.expected = f
 	o.mu.Unlock()
 	var once sync.Once
 	end := func() {
 		once.Do(func() {
 			o.mu.Lock()
 			defer o.mu.Unlock()
-			if f.n--; f.n == 0 {
-				close(f.done)
-				if o.expected == f {
-					o.expected = nil
-				}
+			if f.end() && o.expected == f {
+				o.expected = nil
 			}
 		})
 	}
@@ -86,24 +80,14 @@ func (o *ownConns) firstFetchStarted(id int32) {
 	if o.firsts == nil {
 		o.firsts = make(map[int32]*outstanding)
 	}
-	f := o.firsts[id]
-	if f == nil {
-		f = &outstanding{done: make(chan struct{})}
-		o.firsts[id] = f
-	}
-	f.n++
+	o.firsts[id] = o.firsts[id].start()
 }
 
 // firstFetchEnded ends what firstFetchStarted counted.
 func (o *ownConns) firstFetchEnded(id int32) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	f := o.firsts[id]
-	if f == nil {
-		return
-	}
-	if f.n--; f.n == 0 {
-		close(f.done)
+	if f := o.firsts[id]; f != nil && f.end() {
 		delete(o.firsts, id)
 	}
 }
@@ -119,10 +103,31 @@ func (o *ownConns) firstFetchesDone(id int32) <-chan struct{} {
 	return nil
 }
 
-// outstanding counts the first fetches out to one broker.
+// outstanding counts what holds long polls back: the first fetches out to
+// one broker, or the partitions expected to open. ownConns.mu guards it.
 type outstanding struct {
 	n    int
 	done chan struct{} // closed when n drops to 0
+}
+
+// start counts one more on o, or on a new count when o is nil or over,
+// and returns the count it counted on.
+func (o *outstanding) start() *outstanding {
+	if o == nil || o.n == 0 {
+		o = &outstanding{done: make(chan struct{})}
+	}
+	o.n++
+	return o
+}
+
+// end counts one fewer, and reports whether none is left: done is closed
+// then, and the count is over.
+func (o *outstanding) end() (over bool) {
+	if o.n--; o.n == 0 {
+		close(o.done)
+		return true
+	}
+	return false
 }
 
 // holdLongPoll waits, in the idle fetcher, until no first fetch to broker
