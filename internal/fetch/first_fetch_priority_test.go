@@ -19,39 +19,37 @@ func TestLongPollHoldEndsWithTheFirstFetchesOrMaxWaitTime(t *testing.T) {
 		conf := sarama.NewConfig()
 		conf.Consumer.MaxWaitTime = 500 * time.Millisecond
 		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
-		held := func(f *roundFetcher) chan struct{} { return holding(f, 1) }
-		over := holdOver
 
 		busy.own.firstFetchStarted(1)
-		if !over(held(idle)) {
+		if !holdOver(holding(idle, 1)) {
 			t.Fatal("a runner with no round left held")
 		}
 		busy.own.firstFetchEnded(1)
 		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}} // a long poll to send
 		busy.pending[1] = []*fetchWant{{topic: "t", partition: 2}}
-		if !over(held(idle)) {
+		if !holdOver(holding(idle, 1)) {
 			t.Fatal("held with no first fetch out")
 		}
 		busy.own.firstFetchStarted(1)
 		busy.own.firstFetchStarted(1)
-		if !over(held(busy)) {
+		if !holdOver(holding(busy, 1)) {
 			t.Fatal("the busy fetcher held its round")
 		}
-		h := held(idle)
-		if over(h) {
+		h := holding(idle, 1)
+		if holdOver(h) {
 			t.Fatal("the long poll went out while two first fetches were out")
 		}
 		busy.own.firstFetchEnded(1)
-		if over(h) {
+		if holdOver(h) {
 			t.Fatal("the long poll went out while a first fetch was out")
 		}
 		busy.own.firstFetchEnded(1)
-		if !over(h) {
+		if !holdOver(h) {
 			t.Fatal("the long poll still held after the first fetches ended")
 		}
 
 		busy.own.firstFetchStarted(1)
-		holdEndsAfter(t, held(idle), 500*time.Millisecond, "Consumer.MaxWaitTime")
+		holdEndsAfter(t, holding(idle, 1), 500*time.Millisecond, "Consumer.MaxWaitTime")
 		busy.own.firstFetchEnded(1)
 	})
 }
@@ -222,38 +220,36 @@ func TestLongPollHeldWhilePartitionsAreExpectedToOpen(t *testing.T) {
 		busy, idle := newFetchers(&env{config: &Config{Config: conf}})
 		e := &Engine{busy: busy, idle: idle}
 		idle.pending[1] = []*fetchWant{{topic: "t", partition: 1}} // a long poll to send
-		held := func() chan struct{} { return holding(idle, 1) }
-		over := holdOver
 
 		a, b := e.ExpectOpen(), e.ExpectOpen()
-		h := held()
-		if over(h) {
+		h := holding(idle, 1)
+		if holdOver(h) {
 			t.Fatal("the long poll went out while two partitions were expected to open")
 		}
 		a()
 		a() // a second call ends nothing more
-		if over(h) {
+		if holdOver(h) {
 			t.Fatal("the long poll went out while a partition was expected to open")
 		}
 		busy.own.firstFetchStarted(1) // b's first fetch, out before b opened
 		b()
-		if over(h) {
+		if holdOver(h) {
 			t.Fatal("the long poll went out while a first fetch was out")
 		}
 		busy.own.firstFetchEnded(1)
-		if !over(h) {
+		if !holdOver(h) {
 			t.Fatal("the long poll still held with nothing expected and no first fetch out")
 		}
 
 		c := e.ExpectOpen()
-		holdEndsAfter(t, held(), 500*time.Millisecond, "Consumer.MaxWaitTime")
+		holdEndsAfter(t, holding(idle, 1), 500*time.Millisecond, "Consumer.MaxWaitTime")
 
 		conf.Consumer.MaxWaitTime = 5 * time.Second
 		// c has stood 500 ms: it holds the next for the rest of its second
-		holdEndsAfter(t, held(), expectedOpenFor-500*time.Millisecond, "c's expectedOpenFor ended")
+		holdEndsAfter(t, holding(idle, 1), expectedOpenFor-500*time.Millisecond, "c's expectedOpenFor ended")
 		c() // after its expiry: ends nothing more
 		d := e.ExpectOpen()
-		if over(held()) {
+		if holdOver(holding(idle, 1)) {
 			t.Fatal("an expectation ended twice: a new one no longer holds")
 		}
 		d()

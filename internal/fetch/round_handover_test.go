@@ -35,15 +35,7 @@ func TestNextBusyRoundGoesOutWhileTheLastIsHandedOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetches := func() int {
-		n := 0
-		for _, rr := range broker.History() {
-			if _, ok := rr.Request.(*sarama.FetchRequest); ok {
-				n++
-			}
-		}
-		return n
-	}
+	fetches := func() int { return len(fetchRequests(broker)) }
 
 	first := &fetchWant{ctx: context.Background(), topic: "t", partition: 0, size: 1 << 20, limit: 100,
 		done: make(chan fetchResult)} // unbuffered: the answer waits for its reader
