@@ -59,6 +59,9 @@ const (
 	DefaultStaticGraceWindow = 30 * time.Second
 )
 
+// maxMessagesBuffer is the largest Messages.Buffer Validate accepts.
+const maxMessagesBuffer = 1 << 20
+
 // minLagInterval is the shortest Metrics.LagInterval Validate accepts
 // (other than 0): each refresh is a request to every leader of an owned
 // partition.
@@ -272,6 +275,23 @@ type Config struct {
 		Batches bool
 	}
 
+	// Messages configures the Messages() channel.
+	Messages struct {
+		// Buffer is how many messages may wait in the Messages() channel
+		// for the application. 0 (the default): none, a message is handed
+		// over only when the application takes it. More is faster for an
+		// application that reads one message at a time, about twice as
+		// fast at 256 (docs/performance.md), and adds no duplicates: what
+		// a partition has waiting there when it stops being consumed here
+		// (a rebalance, Close, a lost claim, the fence) is taken back
+		// before it is released, and its next owner delivers it; the
+		// drain waits only for the marks of messages the application got.
+		// docs/recall.md, "A shared buffer". Consume's handlers read
+		// buffers of their own, of ChannelBufferSize. Must be >= 0 and
+		// <= 1,048,576.
+		Buffer int
+	}
+
 	// Metrics configures the group's metrics (docs/metrics.md), which it
 	// registers in the embedded config's MetricRegistry.
 	Metrics struct {
@@ -426,6 +446,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Kafka.RefreshInterval < minKafkaRefreshInterval {
 		bad("Kafka.RefreshInterval", "must be >= %s, got %s", minKafkaRefreshInterval, c.Kafka.RefreshInterval)
+	}
+	if b := c.Messages.Buffer; b < 0 || b > maxMessagesBuffer {
+		bad("Messages.Buffer", "must be >= 0 (0: unbuffered) and <= %d, got %d", maxMessagesBuffer, b)
 	}
 	if li := c.Metrics.LagInterval; li != 0 && li < minLagInterval {
 		bad("Metrics.LagInterval", "must be 0 (no refresh) or >= %s, got %s", minLagInterval, li)

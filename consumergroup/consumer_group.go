@@ -49,7 +49,8 @@ type ConsumerGroup struct {
 	joinSteps     joinSteps         // how long each step of the join took, for its log record
 
 	messages chan *sarama.ConsumerMessage
-	sink     worker.Sink // where workers hand messages; nil: messages
+	outbox   *worker.Outbox // messages' outbox when Messages.Buffer > 0
+	sink     worker.Sink    // where workers hand messages; nil: messages
 	errors   chan error
 	stopper  chan struct{} // closed by Close
 	// closeExpired is closed when Close's time runs out (see expireClose):
@@ -152,6 +153,10 @@ func startGroup(name string, topics []string, filter *assign.WhiteList, zookeepe
 		done:         make(chan struct{}),
 		gate:         fence.NewGate(),
 		sink:         opts.sink,
+	}
+	if n := config.Messages.Buffer; n > 0 && cg.sink == nil {
+		cg.outbox = worker.NewOutbox(n)
+		cg.messages = cg.outbox.C()
 	}
 	if config.Consumer.Offsets.Initial != config.Offsets.Initial { // NewConsumerGroup refuses this
 		cg.log.Warn("Offsets.Initial is used; Config.Consumer.Offsets.Initial, which disagrees, is ignored",
@@ -294,10 +299,12 @@ func (cg *ConsumerGroup) awaitFence() {
 	}
 }
 
-// Messages returns the channel of messages to process. It is unbuffered: a
-// message is handed over only when the application takes it, so a rebalance
-// never strands a buffer of messages that the next owner delivers again. It
-// is closed by Close.
+// Messages returns the channel of messages to process. By default it is
+// unbuffered: a message is handed over only when the application takes it.
+// With Config.Messages.Buffer it holds that many, and what a partition
+// leaves unread in it is taken back before the partition is released, so
+// a rebalance never strands a buffer of messages that the next owner
+// delivers again. It is closed by Close.
 func (cg *ConsumerGroup) Messages() <-chan *sarama.ConsumerMessage {
 	return cg.messages
 }
@@ -423,6 +430,12 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	}
 	cg.errorsMu.Lock()
 	cg.closed.Store(true)
+	if cg.outbox != nil {
+		// Every worker took back what it left there as it stopped.
+		if n := cg.outbox.Discard(); n > 0 {
+			cg.log.Error("messages left in the Messages() buffer after every partition stopped: discarded, not handed out", "messages", n)
+		}
+	}
 	close(cg.messages)
 	close(cg.errors)
 	cg.errorsMu.Unlock()

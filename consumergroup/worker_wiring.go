@@ -117,6 +117,9 @@ func (s messagesSink) Open(*worker.Worker, *offsets.Partition, int64) (chan *sar
 
 func (messagesSink) Close(*worker.Worker) {}
 
+// Outbox is the Messages() channel's outbox: nil when it is unbuffered.
+func (s messagesSink) Outbox() *worker.Outbox { return s.cg.outbox }
+
 // claimSink returns the group's sink: Messages() unless Consume set one.
 func (cg *ConsumerGroup) claimSink() worker.Sink {
 	if cg.sink != nil {

@@ -20,7 +20,7 @@ import (
 // 20 ms to keep a backlog in every partition when the second joins.
 func TestIntegrationHandlerCleanRebalance(t *testing.T) {
 	testenv.Integration(t)
-	runCleanRebalance(t, handlerMember, 20*time.Millisecond)
+	runCleanRebalance(t, handlerMember, 20*time.Millisecond, testConfig)
 }
 
 // TestIntegrationHandlerZombie is TestIntegrationZombie through Consume: a

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkgroup/kafka/consumergroup"
 	"github.com/zkgroup/kafka/internal/testenv"
 )
 
@@ -17,12 +18,28 @@ func TestIntegrationCleanRebalance(t *testing.T) {
 	testenv.Integration(t)
 	// The first consumer processes ~1 ms per message, so each partition
 	// still has a backlog when the second joins.
-	runCleanRebalance(t, messagesMember, time.Millisecond)
+	runCleanRebalance(t, messagesMember, time.Millisecond, testConfig)
+}
+
+// TestIntegrationCleanRebalanceBufferedMessages is the clean rebalance
+// with a buffered Messages() (Messages.Buffer 64, about one message per
+// partition; more would let the first partition to open put its whole
+// backlog in it before the join): the partitions the first member gives
+// up have messages waiting in its buffer, which it must not hand out
+// after the release.
+func TestIntegrationCleanRebalanceBufferedMessages(t *testing.T) {
+	testenv.Integration(t)
+	runCleanRebalance(t, messagesMember, time.Millisecond, func() *consumergroup.Config {
+		cfg := testConfig()
+		cfg.Messages.Buffer = 64
+		return cfg
+	})
 }
 
 // runCleanRebalance is TestIntegrationCleanRebalance with members started
-// by start; the first one holds each message for work.
-func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
+// by start, configured by config; the first one holds each message for
+// work.
+func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration, config func() *consumergroup.Config) {
 	const partitions = 64
 	topic := newTopic(t, partitions)
 	group := testenv.UniqueName("g")
@@ -35,12 +52,12 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration) {
 	h := recordDeliveries(t, group, topic, partitions, l)
 	owners := observeOwners(t, group, topic, partitions)
 
-	stopA := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 1, l, work)
+	stopA := start(t, testenv.ZKAddr(), group, []string{topic}, config(), 1, l, work)
 	defer stopA()
 	waitFor(t, 60*time.Second, "a backlog to be processed in part", func() bool { return l.distinct() >= 1000 })
 
 	joined := time.Now()
-	stopB := start(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 2, l, 0)
+	stopB := start(t, testenv.ZKAddr(), group, []string{topic}, config(), 2, l, 0)
 	defer stopB()
 	waitFor(t, 120*time.Second, "every message", func() bool { return l.missing(topic, counts) == 0 })
 	stopA()

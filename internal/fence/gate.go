@@ -101,14 +101,54 @@ func (g *Gate) Set(paused bool) (changed bool) {
 	return true
 }
 
-// SendIf hands m to the application unless interrupt is closed first,
-// waiting while the gate is paused; m goes out only while valid() holds
-// (nil: always), checked before the first attempt and after every pause,
-// since the claim may have died with a replaced session. A pause does not
-// end a send waiting for a reader: the caller listens (see Listen), closes
-// interrupt, and calls again. It reports whether m was delivered and, if
-// not, whether valid failed (invalid). See docs/fence.md, "The gate".
+// Outlet is where a gated send hands a message: a channel of its own
+// (Chan), or a channel several senders share that can take messages back
+// (the worker's Outbox).
+type Outlet interface {
+	// TrySend hands m over if it can without waiting.
+	TrySend(m *sarama.ConsumerMessage) bool
+	// Send hands m over, waiting for room or a reader, and returns false,
+	// with m not handed over, once interrupt is closed first.
+	Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) bool
+}
+
+// Chan is a channel as an Outlet.
+type Chan chan<- *sarama.ConsumerMessage
+
+// TrySend hands m over if a reader waits or the buffer has room.
+func (c Chan) TrySend(m *sarama.ConsumerMessage) bool {
+	select {
+	case c <- m:
+		return true
+	default:
+		return false
+	}
+}
+
+// Send hands m over, or returns false once interrupt is closed first.
+func (c Chan) Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) bool {
+	select {
+	case c <- m:
+		return true
+	case <-interrupt:
+		return false
+	}
+}
+
+// SendIf is SendTo on the channel out.
 func (g *Gate) SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
+	return g.SendTo(interrupt, Chan(out), m, valid)
+}
+
+// SendTo hands m to the application through out unless interrupt is
+// closed first, waiting while the gate is paused; m goes out only while
+// valid() holds (nil: always), checked before the first attempt and after
+// every pause, since the claim may have died with a replaced session. A
+// pause does not end a send waiting for a reader: the caller listens (see
+// Listen), closes interrupt, and calls again. It reports whether m was
+// delivered and, if not, whether valid failed (invalid). See
+// docs/fence.md, "The gate".
+func (g *Gate) SendTo(interrupt <-chan struct{}, out Outlet, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
 	for {
 		if valid != nil && !valid() {
 			return false, true
@@ -126,16 +166,9 @@ func (g *Gate) SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMess
 				return false, false
 			}
 		}
-		select {
-		case out <- m: // the fast path: a reader is waiting, or room in a buffer
+		if out.TrySend(m) { // the fast path: a reader is waiting, or room in a buffer
 			return true, false
-		default:
 		}
-		select {
-		case out <- m:
-			return true, false
-		case <-interrupt:
-			return false, false
-		}
+		return out.Send(interrupt, m), false
 	}
 }

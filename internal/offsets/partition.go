@@ -64,12 +64,15 @@ type Partition struct {
 	offeredBeforeRestart atomic.Int64
 	redelivery           Redelivery  // after a backward seek: marks must name the redelivered message
 	seeking              atomic.Bool // a restart is pending: ignore marks, do not commit
-	// recalls counts the starts and ends of recalls: odd while the worker
-	// takes back its buffer (do not commit). A commit reads it before and
-	// after the position, and commits only if no recall ran in between.
-	recalls atomic.Uint64
-	lost    atomic.Bool // the epoch moved: never commit again
-	kafka   kafkaState  // what Kafka holds, with Kafka in the storage
+	// recalls counts the starts and ends of recalls, and recalling how
+	// many run (do not commit while any does): the worker's own, and a
+	// take-back from a buffer shared with other partitions, which may run
+	// beside it. A commit reads both before the position and recalls
+	// after it, and commits only if no recall ran in between.
+	recalls   atomic.Uint64
+	recalling atomic.Int64
+	lost      atomic.Bool // the epoch moved: never commit again
+	kafka     kafkaState  // what Kafka holds, with Kafka in the storage
 	// deliveries tells this claim's messages from earlier claims' (nil:
 	// a Partition not adopted by a Committer).
 	deliveries *claimDeliveries
@@ -212,10 +215,17 @@ func (o *Partition) restartLocked(move func() int64) int64 {
 // between two reads of o.recalls (see PendingOutsideRecall), so one that
 // goes ahead read its position while no recall ran, and stores only marks
 // of messages the application got before one began.
-func (o *Partition) BeginRecall() { o.recalls.Add(1) }
+// Recalls may overlap (they nest): commits resume once the last ends.
+func (o *Partition) BeginRecall() {
+	o.recalling.Add(1)
+	o.recalls.Add(1)
+}
 
-// EndRecall ends what BeginRecall began.
-func (o *Partition) EndRecall() { o.recalls.Add(1) }
+// EndRecall ends what one BeginRecall began.
+func (o *Partition) EndRecall() {
+	o.recalls.Add(1)
+	o.recalling.Add(-1)
+}
 
 // PendingOutsideRecall returns the tracker's pending position, and ok
 // false when a recall ran during any part of the read: a recall that
@@ -223,8 +233,9 @@ func (o *Partition) EndRecall() { o.recalls.Add(1) }
 // read.
 func (o *Partition) PendingOutsideRecall() (next int64, dirty, ok bool) {
 	before := o.recalls.Load()
+	running := o.recalling.Load()
 	next, dirty = o.Tracker.Pending()
-	return next, dirty, before%2 == 0 && o.recalls.Load() == before
+	return next, dirty, running == 0 && o.recalls.Load() == before
 }
 
 // RestartAtMark restarts the partition at its marked position, but not

@@ -55,3 +55,28 @@ func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
 		t.Fatalf("committed %d, past offset 2, which the handler never got", n)
 	}
 }
+
+// Two recalls that overlap (the worker's own, and a take-back from a
+// buffer shared with other partitions) hold commits back until both end:
+// counting the starts and ends alone, the second start would look like
+// an end.
+func TestOverlappingRecallsHoldCommitsUntilTheLastEnds(t *testing.T) {
+	store := newFakeOffsetStore()
+	om := kafkaOnly(store)
+	tp := TopicPartition{"t", 0}
+	o := om.adopt(tp, nil, 0, -1, nil)
+	o.BeginRecall() // the worker's
+	o.BeginRecall() // the shared buffer's
+	o.Mark(nil, 3)
+	if _, _, ok := o.PendingOutsideRecall(); ok {
+		t.Fatal("a commit may go ahead while two overlapping recalls run")
+	}
+	o.EndRecall()
+	if _, _, ok := o.PendingOutsideRecall(); ok {
+		t.Fatal("a commit may go ahead while one of two overlapping recalls runs")
+	}
+	o.EndRecall()
+	if _, _, ok := o.PendingOutsideRecall(); !ok {
+		t.Fatal("commits still held back after both recalls ended")
+	}
+}

@@ -278,6 +278,16 @@ func (t *Tracker) SetCeiling(ceiling int64) {
 	t.notifyLocked()
 }
 
+// LowerCeiling is SetCeiling, unless a lower ceiling is set already.
+func (t *Tracker) LowerCeiling(ceiling int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ceiling < 0 || ceiling < t.ceiling {
+		t.ceiling = ceiling
+		t.notifyLocked()
+	}
+}
+
 // ResetUncommitted is Reset to a position that is not stored yet: to must
 // be written to ZooKeeper (a start offset resolved from Offsets.Initial, or
 // the position after an out-of-range reset). Pending reports it dirty until

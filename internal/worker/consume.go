@@ -9,6 +9,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 )
@@ -29,6 +30,9 @@ func (w *Worker) consumePartition() Event {
 	sink := w.deps.Sink()
 	if w.out, w.readerGone = sink.Open(w, owned, stored.Start()); w.out == nil {
 		return w.endConsuming() // nothing will be handed out after all
+	}
+	if s, ok := sink.(SharedSink); ok && s.Outbox() != nil {
+		w.outbox = s.Outbox().Register(w.tp, sharedRecall{w, owned})
 	}
 	w.sink = sink
 	return w.consume(owned, stored.Start())
@@ -293,7 +297,10 @@ func offsetName(o int64) string {
 // the fence short.
 func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (resume int64, end Event, ended bool) {
 	last := int64(-1)
-	out := w.out
+	var out fence.Outlet = fence.Chan(w.out)
+	if w.outbox != nil {
+		out = w.outbox
+	}
 	valid := func() bool { return w.deps.Session.SessionID() == owned.Claim.SessionID }
 	wake := w.inbox.Wait()
 	var held *sarama.ConsumerMessage // not handed over yet: offered again first
@@ -346,7 +353,7 @@ func (w *Worker) pump(owned *offsets.Partition, src fetch.Source, start int64) (
 		owned.OfferMessage(m)
 		// valid (the claim's session is the current one) is checked before
 		// the hand-over and again after every pause.
-		delivered, stale := w.deps.Gate.SendIf(wake, out, m, valid)
+		delivered, stale := w.deps.Gate.SendTo(wake, out, m, valid)
 		switch {
 		case delivered:
 			delete(w.unhanded, m.Offset)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkgroup/kafka/claim"
 	"github.com/zkgroup/kafka/internal/coord"
+	"github.com/zkgroup/kafka/internal/fence"
 	"github.com/zkgroup/kafka/internal/fetch"
 	"github.com/zkgroup/kafka/internal/offsets"
 	"github.com/zkgroup/kafka/kazoo"
@@ -126,7 +127,7 @@ type Fetch interface {
 type Gate interface {
 	Listen(paused func()) (stop func())
 	Paused() bool
-	SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool)
+	SendTo(interrupt <-chan struct{}, out fence.Outlet, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool)
 }
 
 // Metrics records what a worker measures.

@@ -11,9 +11,20 @@ import "github.com/zkgroup/kafka/internal/offsets"
 // recall takes back every message the output's buffer holds and returns
 // how many it took and the lowest offset among them. Only the worker sends
 // on the channel, so once it returns the buffer stays empty until the
-// worker sends again.
+// worker sends again. From a shared buffer (an Outbox) it takes back only
+// the partition's own messages.
 func (w *Worker) recall() (n int, lowest int64) {
 	lowest = -1
+	if w.outbox != nil {
+		for _, m := range w.outbox.TakeBack() {
+			w.keepUnhanded(m)
+			if n == 0 || m.Offset < lowest {
+				lowest = m.Offset
+			}
+			n++
+		}
+		return n, lowest
+	}
 	if w.out == nil || cap(w.out) == 0 {
 		return 0, -1
 	}
@@ -57,7 +68,10 @@ func (w *Worker) recallRestarting(owned *offsets.Partition) (n int, to int64) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, lowest := w.recall()
-	if n > 0 {
+	if b := w.takeOvertaken(); b >= 0 && (lowest < 0 || b < lowest) {
+		lowest = b
+	}
+	if lowest >= 0 {
 		to = owned.RestartAtMark(lowest)
 	}
 	return n, to
@@ -72,8 +86,10 @@ func (w *Worker) recallOnPause(owned *offsets.Partition, start int64) (to int64,
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, below := w.recall()
-	if w.takenBack >= 0 && (below < 0 || w.takenBack < below) {
-		below = w.takenBack
+	for _, b := range []int64{w.takenBack, w.takeOvertaken()} {
+		if b >= 0 && (below < 0 || b < below) {
+			below = b
+		}
 	}
 	w.takenBack = -1
 	if below < 0 {
@@ -155,3 +171,34 @@ func (w *Worker) recallUnread() {
 		w.log.Info("the claim's handler returned with messages unread in its buffer: taken back", "taken back", n, "from", lowest)
 	}
 }
+
+// sharedRecall is how a take-back by another partition's worker from the
+// shared buffer tells this one that the application overtook messages it
+// took (see Outbox): the commits are held back meanwhile, the position
+// capped below them, and a pause posted, whose handling restarts below
+// them, as after a recall of the worker's own.
+type sharedRecall struct {
+	w     *Worker
+	owned *offsets.Partition
+}
+
+func (r sharedRecall) holdCommits() (release func()) {
+	r.owned.BeginRecall()
+	return r.owned.EndRecall
+}
+
+func (r sharedRecall) overtaken(lowest int64) {
+	r.owned.Tracker.LowerCeiling(lowest)
+	for {
+		old := r.w.overtakenBelow.Load()
+		if old >= 0 && old <= lowest || r.w.overtakenBelow.CompareAndSwap(old, lowest) {
+			break
+		}
+	}
+	r.w.inbox.Pause()
+}
+
+// takeOvertaken returns the lowest offset taken back from the shared
+// buffer by another partition's take-back after the application got a
+// later one (-1: none), and forgets it.
+func (w *Worker) takeOvertaken() int64 { return w.overtakenBelow.Swap(-1) }

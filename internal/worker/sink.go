@@ -27,3 +27,17 @@ type Sink interface {
 	// Close ends what Open started: nothing more is sent on its channel.
 	Close(w *Worker)
 }
+
+// SharedSink is a Sink whose one channel every partition shares: the
+// group's Messages(). When it is buffered (Outbox not nil), a worker sends
+// through the Outbox and takes back only its own partition's messages
+// from it, and a clean stop takes them back as well, since the
+// application reads them in no particular time: nothing of a partition
+// may stay in it once its worker stops handing out. See docs/recall.md,
+// "A shared buffer".
+type SharedSink interface {
+	Sink
+	// Outbox returns the shared channel's outbox; nil when the channel is
+	// unbuffered.
+	Outbox() *Outbox
+}

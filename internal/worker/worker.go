@@ -52,6 +52,16 @@ type Worker struct {
 	// readerGone, when not nil, is closed once nobody reads out any more
 	// (a handler's ConsumeClaim returned): set with out.
 	readerGone <-chan struct{}
+	// outbox, when not nil, is the partition's way into the buffered
+	// channel out that every partition shares (SharedSink): sends go
+	// through it, and a recall takes back only this partition's messages
+	// from it, never by reading out. Set with out, kept after the sink
+	// closes, unregistered before the release.
+	outbox *OutboxPart
+	// overtakenBelow is the lowest offset a take-back by another
+	// partition's worker took from this one after the application got a
+	// later message (-1: none); the pause it posted restarts below it.
+	overtakenBelow atomic.Int64
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
@@ -110,6 +120,7 @@ func New(cfg Config, deps Deps, tp TopicPartition) *Worker {
 
 		takenBack: -1,
 	}
+	w.overtakenBelow.Store(-1)
 	if deps.Log != nil {
 		w.log = deps.Log.With("topic", tp.Topic, "partition", tp.Partition)
 	} else {
@@ -234,6 +245,9 @@ func (w *Worker) enter(st State) {
 		w.drainDeadline = time.Now().Add(w.cfg.ProcessingTimeout)
 	case Releasing:
 		w.closeSink()
+		if w.outbox != nil {
+			w.outbox.Unregister() // drained, or taken back: none of ours is in it
+		}
 		if w.stopWatch != nil {
 			close(w.stopWatch) // before the release: ours is not a loss
 			w.stopWatch = nil

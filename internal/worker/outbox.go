@@ -1,0 +1,233 @@
+package worker
+
+import (
+	"sync"
+
+	"github.com/IBM/sarama"
+)
+
+// Outbox is a buffered channel that the workers of every partition share
+// (a buffered Messages()), from which one partition's messages can be
+// taken back. Each worker sends through its OutboxPart; the application
+// reads C.
+//
+// A take-back must empty the whole channel while the application may be
+// reading it, so the application can get a message of any partition that
+// came after one the take-back holds. So a take-back stops every sender
+// (nothing slips in between two messages already there), and then, for
+// every other partition whose messages it took out, compares them with
+// the offsets that partition sent last: if they are its last ones, the
+// application got only messages before them, and they are put back in
+// their order; if not, the application overtook one of them, and that
+// partition is told (its worker restarts below them, as after a recall of
+// its own). Every other partition's commits are held back meanwhile: the
+// application may mark a message it overtook. See docs/recall.md, "A
+// shared buffer".
+type Outbox struct {
+	ch chan *sarama.ConsumerMessage
+	// mu is held shared by each send attempt and alone by a take-back
+	// while it moves the channel's contents; parts changes under it alone.
+	mu    sync.RWMutex
+	parts map[TopicPartition]*OutboxPart
+	// halt is closed when a take-back begins, so that sends waiting for
+	// room give up mu; replaced, under mu, when it ends.
+	halt chan struct{}
+	// takeBack is held for a whole take-back: one at a time, and a sender
+	// that saw halt waits on it rather than spin.
+	takeBack sync.Mutex
+	// orphans counts messages a take-back found of no registered
+	// partition, and dropped (none should be: see Unregister).
+	orphans int
+}
+
+// NewOutbox returns an outbox whose channel holds capacity messages
+// (capacity > 0).
+func NewOutbox(capacity int) *Outbox {
+	return &Outbox{
+		ch:    make(chan *sarama.ConsumerMessage, capacity),
+		halt:  make(chan struct{}),
+		parts: make(map[TopicPartition]*OutboxPart),
+	}
+}
+
+// C is the channel the application reads. Only the outbox sends on it; its
+// owner closes it once no worker sends any more.
+func (o *Outbox) C() chan *sarama.ConsumerMessage { return o.ch }
+
+// overtaker is what a take-back tells a partition whose messages the
+// application overtook (the worker).
+type overtaker interface {
+	// holdCommits holds the partition's commits back until release.
+	holdCommits() (release func())
+	// overtaken says that messages from lowest on were taken back after
+	// the application got a later one; called with commits held.
+	overtaken(lowest int64)
+}
+
+// OutboxPart is one partition's way into an Outbox: its worker sends
+// through it (it is the worker's fence.Outlet) and takes back through it.
+type OutboxPart struct {
+	o  *Outbox
+	tp TopicPartition
+	w  overtaker
+	// sent holds the offsets of the last len(sent) messages sent, in a
+	// ring; n counts the sends since it was last cleared. Written by the
+	// partition's worker under o.mu shared, read under o.mu alone.
+	sent []int64
+	n    int
+}
+
+// Register returns tp's way into the outbox, for w. Its worker calls it
+// when its partition opens, and Unregister once none of its messages can
+// be in the channel any more.
+func (o *Outbox) Register(tp TopicPartition, w overtaker) *OutboxPart {
+	p := &OutboxPart{o: o, tp: tp, w: w, sent: make([]int64, cap(o.ch))}
+	o.mu.Lock()
+	o.parts[tp] = p
+	o.mu.Unlock()
+	return p
+}
+
+// Unregister ends what Register began. The worker calls it before the
+// release, when its drain saw every message it sent read, or it took them
+// back: a message of it that a take-back still finds is dropped.
+func (p *OutboxPart) Unregister() {
+	p.o.mu.Lock()
+	if p.o.parts[p.tp] == p {
+		delete(p.o.parts, p.tp)
+	}
+	p.o.mu.Unlock()
+}
+
+// record notes that m went into the channel. Called under o.mu shared.
+func (p *OutboxPart) record(m *sarama.ConsumerMessage) {
+	p.sent[p.n%len(p.sent)] = m.Offset
+	p.n++
+}
+
+// TrySend puts m in the channel if it has room (or a reader waits).
+func (p *OutboxPart) TrySend(m *sarama.ConsumerMessage) bool {
+	o := p.o
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	select {
+	case o.ch <- m:
+		p.record(m)
+		return true
+	default:
+		return false
+	}
+}
+
+// Send puts m in the channel, waiting for room, and returns false, with m
+// not sent, once interrupt is closed first. A take-back that begins
+// meanwhile makes it wait for the take-back's end, then try again.
+func (p *OutboxPart) Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) bool {
+	o := p.o
+	for {
+		o.mu.RLock()
+		halt := o.halt
+		select {
+		case o.ch <- m:
+			p.record(m)
+			o.mu.RUnlock()
+			return true
+		case <-interrupt:
+			o.mu.RUnlock()
+			return false
+		case <-halt:
+			o.mu.RUnlock()
+			o.takeBack.Lock() // until the take-back ends
+			o.takeBack.Unlock()
+		}
+	}
+}
+
+// TakeBack takes every message of the partition out of the channel and
+// returns them in their order, handling the other partitions' as the
+// Outbox says. The caller is the partition's worker, not sending
+// meanwhile; its own commits it holds back itself.
+func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
+	o := p.o
+	o.takeBack.Lock()
+	defer o.takeBack.Unlock()
+	if len(o.ch) == 0 {
+		// None of ours can come in before we return: we do not send.
+		p.n = 0
+		return nil
+	}
+	close(o.halt)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, q := range o.parts {
+		if q != p {
+			defer q.w.holdCommits()()
+		}
+	}
+	var drained []*sarama.ConsumerMessage
+	byPart := make(map[*OutboxPart][]*sarama.ConsumerMessage)
+	for more := true; more; {
+		select {
+		case m := <-o.ch:
+			drained = append(drained, m)
+			q := o.parts[TopicPartition{Topic: m.Topic, Partition: m.Partition}]
+			byPart[q] = append(byPart[q], m)
+		default:
+			more = false
+		}
+	}
+	putBack := make(map[*OutboxPart]bool)
+	for q, ms := range byPart {
+		switch {
+		case q == nil:
+			o.orphans += len(ms)
+		case q == p:
+		case q.sentLast(ms):
+			putBack[q] = true
+		default:
+			q.n = 0
+			q.w.overtaken(ms[0].Offset)
+		}
+	}
+	for _, m := range drained {
+		if putBack[o.parts[TopicPartition{Topic: m.Topic, Partition: m.Partition}]] {
+			o.ch <- m // room: it was in it, and nobody else sends now
+		}
+	}
+	p.n = 0
+	o.halt = make(chan struct{})
+	return byPart[p]
+}
+
+// sentLast reports whether ms, in their order, are the last messages the
+// partition sent: then the application got none sent after the first of
+// them. Called under o.mu alone.
+func (p *OutboxPart) sentLast(ms []*sarama.ConsumerMessage) bool {
+	k := len(ms)
+	if k > p.n || k > len(p.sent) {
+		return false
+	}
+	for i, m := range ms {
+		if p.sent[(p.n-k+i)%len(p.sent)] != m.Offset {
+			return false
+		}
+	}
+	return true
+}
+
+// Discard empties the channel and returns how many messages it held, with
+// the orphans takes-back dropped: for the group's Close, once no worker
+// sends any more.
+func (o *Outbox) Discard() int {
+	o.takeBack.Lock()
+	defer o.takeBack.Unlock()
+	n := o.orphans
+	for {
+		select {
+		case <-o.ch:
+			n++
+		default:
+			return n
+		}
+	}
+}
