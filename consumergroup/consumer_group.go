@@ -405,7 +405,9 @@ func (cg *ConsumerGroup) CloseContext(ctx context.Context) error {
 	if cg.monitors != nil {
 		cg.monitors.Stop() // a lag refresh in flight is cancelled: no gauge is set after it
 	}
+	stopTakingBack := cg.takeBackUnreadWhileClosing()
 	cg.awaitStop(deadline)
+	stopTakingBack()
 	// The commit loop's last round may wait on Kafka (a read of its
 	// offsets): not past the partitions' deadline, nor a quarter of the
 	// session timeout after them.

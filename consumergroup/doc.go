@@ -45,7 +45,8 @@
 // # Two ways to consume
 //
 // JoinConsumerGroup is upstream's API: every owned partition's messages
-// arrive on one Messages() channel (unbuffered), marked with CommitUpto;
+// arrive on one Messages() channel (unbuffered, or buffered with
+// Config.Messages.Buffer), marked with CommitUpto;
 // JoinConsumerGroupPattern subscribes to a regular expression over topic
 // names instead. NewConsumerGroup is sarama's: a HandlerGroup (a
 // sarama.ConsumerGroup) whose Consume runs a sarama.ConsumerGroupHandler,
@@ -112,8 +113,11 @@
 //     session timeout (docs/fence.md). After an expiry it drops every
 //     partition without committing, registers again and rebalances.
 //   - Messages() strands no buffer of messages for the next owner to
-//     deliver again, and a claim's buffer is taken back whenever the handler
-//     must not read it (docs/recall.md).
+//     deliver again, and a claim's buffer, or a buffered Messages()'s, is
+//     taken back whenever the application must not read it: a buffered
+//     Messages() is shared by every partition, so a take-back holds every
+//     sender off, and puts back the other partitions' messages only when
+//     the application got nothing after them (docs/recall.md).
 //   - Sends on Errors() never block a rebalance or Close; errors that find
 //     the channel full are dropped and logged. Close returns within
 //     Offsets.ProcessingTimeout + 1.5 x the session timeout; CloseContext

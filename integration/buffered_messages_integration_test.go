@@ -77,3 +77,51 @@ func TestIntegrationBufferedMessagesDrainTimeoutTakesBackOnlyItsOwn(t *testing.T
 		t.Errorf("history: %d duplicates (%v)", rep.dups, rep.dupsBy)
 	}
 }
+
+// TestIntegrationBufferedMessagesCloseFromTheReader: the application reads
+// a buffered Messages() (Messages.Buffer 64), marks what it read, and
+// calls Close from its reading goroutine, with messages left in the
+// buffer that nobody will read. Close takes them back rather than wait
+// for their marks until Offsets.ProcessingTimeout (30 s here), and stores
+// the marks: a second member delivers the rest, nothing lost, nothing
+// twice.
+func TestIntegrationBufferedMessagesCloseFromTheReader(t *testing.T) {
+	testenv.Integration(t)
+	const partitions = 4
+	topic := newTopic(t, partitions)
+	group := testenv.UniqueName("g")
+	counts := produce(t, topic, partitions*200)
+	l := newLedger()
+
+	cfg := testConfig()
+	cfg.Messages.Buffer = 64
+	cfg.Offsets.ProcessingTimeout = 30 * time.Second
+	a := join(t, group, []string{topic}, cfg)
+	for read := 0; read < 100; read++ {
+		select {
+		case m := <-a.Messages():
+			l.add(delivery{consumer: 1, topic: m.Topic, partition: m.Partition, offset: m.Offset, at: time.Now()})
+			if err := a.CommitUpto(m); err != nil {
+				t.Fatalf("mark %d/%d: %v", m.Partition, m.Offset, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("read %d messages, then nothing for 30 s", read)
+		}
+	}
+	waitFor(t, 10*time.Second, "the buffer to fill", func() bool { return len(a.Messages()) == cfg.Messages.Buffer })
+	began := time.Now()
+	closeGroup(t, a)
+	took := time.Since(began)
+	if took > 10*time.Second {
+		t.Errorf("Close from the reader took %v with Offsets.ProcessingTimeout %v; it waited for marks of messages nobody reads", took, cfg.Offsets.ProcessingTimeout)
+	}
+	t.Logf("Close from the reading goroutine took %v", took.Round(time.Millisecond))
+
+	stopB := messagesMember(t, testenv.ZKAddr(), group, []string{topic}, testConfig(), 2, l, 0)
+	defer stopB()
+	waitFor(t, 60*time.Second, "every message", func() bool { return l.missing(topic, counts) == 0 })
+	stopB()
+	if d := l.duplicates(); d != 0 {
+		t.Errorf("%d duplicate deliveries", d)
+	}
+}

@@ -13,6 +13,11 @@ import (
 // dropped), except Offsets: a committer without its commit loop, and
 // Gate, Claimer, Registry, Session and Fetch: none.
 func newTestWorker(deps Deps) *Worker {
+	return newTestWorkerFor(deps, TopicPartition{Topic: "t", Partition: 0})
+}
+
+// newTestWorkerFor is newTestWorker for tp.
+func newTestWorkerFor(deps Deps, tp TopicPartition) *Worker {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
@@ -31,7 +36,7 @@ func newTestWorker(deps Deps) *Worker {
 	if deps.WakeSweep == nil {
 		deps.WakeSweep = func() {}
 	}
-	return New(Config{}, deps, TopicPartition{Topic: "t", Partition: 0})
+	return New(Config{}, deps, tp)
 }
 
 // adoptAt starts tracking w's partition for w at next, fenced by c, no

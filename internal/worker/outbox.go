@@ -148,13 +148,47 @@ func (p *OutboxPart) Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) 
 // Outbox says. The caller is the partition's worker, not sending
 // meanwhile; its own commits it holds back itself.
 func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
-	o := p.o
+	return p.o.takeBackOf(p)
+}
+
+// TakeBackAll takes every message out of the channel, and tells each
+// partition it took any of that they were taken back from its lowest
+// offset, as a partition the application overtook is told. It is for the
+// group's Close, once the application stopped reading (or never will):
+// every partition is stopping, and none need wait for its messages.
+func (o *Outbox) TakeBackAll() int {
+	n := 0
+	o.takeBackWith(nil, func(*OutboxPart, []*sarama.ConsumerMessage) bool { return false }, &n)
+	return n
+}
+
+// takeBackOf is TakeBack for p.
+func (o *Outbox) takeBackOf(p *OutboxPart) []*sarama.ConsumerMessage {
+	var mine []*sarama.ConsumerMessage
+	o.takeBackWith(p, func(q *OutboxPart, ms []*sarama.ConsumerMessage) bool {
+		if q == p {
+			mine = ms
+			return false
+		}
+		return q.sentLast(ms)
+	}, nil)
+	return mine
+}
+
+// takeBackWith empties the channel with every sender held off and the
+// commits of every partition but p held back, and hands each partition's
+// messages to keep: those it keeps go back in, in their order; those of
+// any partition but p it does not keep are dropped, and their partition
+// told. taken, when not nil, counts the messages not put back.
+func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.ConsumerMessage) bool, taken *int) {
 	o.takeBack.Lock()
 	defer o.takeBack.Unlock()
 	if len(o.ch) == 0 {
-		// None of ours can come in before we return: we do not send.
-		p.n = 0
-		return nil
+		// None of p's can come in before we return: it does not send.
+		if p != nil {
+			p.n = 0
+		}
+		return
 	}
 	close(o.halt)
 	o.mu.Lock()
@@ -181,12 +215,16 @@ func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
 		switch {
 		case q == nil:
 			o.orphans += len(ms)
-		case q == p:
-		case q.sentLast(ms):
+		case keep(q, ms):
 			putBack[q] = true
 		default:
+			if taken != nil {
+				*taken += len(ms)
+			}
 			q.n = 0
-			q.w.overtaken(ms[0].Offset)
+			if q != p {
+				q.w.overtaken(ms[0].Offset)
+			}
 		}
 	}
 	for _, m := range drained {
@@ -194,9 +232,10 @@ func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
 			o.ch <- m // room: it was in it, and nobody else sends now
 		}
 	}
-	p.n = 0
+	if p != nil {
+		p.n = 0
+	}
 	o.halt = make(chan struct{})
-	return byPart[p]
 }
 
 // sentLast reports whether ms, in their order, are the last messages the

@@ -268,3 +268,21 @@ func offsetsOf(ms []*sarama.ConsumerMessage) []int64 {
 	}
 	return offs
 }
+
+// TakeBackAll empties the channel and tells every partition it took
+// messages of, from its lowest offset.
+func TestOutboxTakeBackAllTellsEveryPartition(t *testing.T) {
+	o, ps, ws := registered(8, 3)
+	for _, m := range []*sarama.ConsumerMessage{msgOf(0, 4), msgOf(1, 9), msgOf(0, 5)} {
+		ps[m.Partition].TrySend(m)
+	}
+	if n := o.TakeBackAll(); n != 3 {
+		t.Fatalf("took back %d, want 3", n)
+	}
+	if len(o.C()) != 0 {
+		t.Fatalf("%d messages left", len(o.C()))
+	}
+	if a, b, c := ws[0].told(), ws[1].told(), ws[2].told(); fmt.Sprint(a, b, c) != "[4] [9] []" {
+		t.Errorf("told %v, %v, %v; want [4], [9], nothing", a, b, c)
+	}
+}

@@ -1,4 +1,4 @@
-// Command throughput reads one topic with eight readers, ours, sarama's and
+// Command throughput reads one topic with nine readers, ours, sarama's and
 // franz-go's, side by side, and prints each reader's rate and peak RSS
 // round by round.
 //
@@ -21,6 +21,8 @@
 //     calling MarkMessage on every message, Close;
 //   - messages: consumergroup.JoinConsumerGroup, Messages() read by one
 //     goroutine, CommitUpto on every message, Close;
+//   - messages-buffered: the same with Messages.Buffer 256, as deep as
+//     franz-direct-conv's channel;
 //   - sarama-group: sarama.NewConsumerGroup with the same handler as ours;
 //   - sarama-one-reader: bare sarama PartitionConsumers, their Messages()
 //     merged into one channel read by one goroutine; nothing committed;

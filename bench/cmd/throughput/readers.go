@@ -25,6 +25,7 @@ type reader func(ctx context.Context, st benchstack.Stack, group, topic string, 
 var readers = map[string]reader{
 	"handler":           readHandler,
 	"messages":          readMessages,
+	"messages-buffered": readMessagesBuffered,
 	"sarama-group":      readSaramaGroup,
 	"sarama-one-reader": readSaramaOneReader,
 	"franz-group":       readFranzGroup,
@@ -39,7 +40,7 @@ var readers = map[string]reader{
 
 // readerNames are the readers in the table's order.
 func readerNames() []string {
-	return []string{"handler", "franz-group", "messages", "franz-direct-conv", "franz-direct-unbuf", "franz-direct-raw", "sarama-group", "sarama-one-reader"}
+	return []string{"handler", "franz-group", "messages", "messages-buffered", "franz-direct-conv", "franz-direct-unbuf", "franz-direct-raw", "sarama-group", "sarama-one-reader"}
 }
 
 func readHandler(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
@@ -121,7 +122,19 @@ func (h *markingHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Co
 }
 
 func readMessages(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
-	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{st.ZK}, benchstack.OurGroupConfig())
+	return readMessagesWith(ctx, st, group, topic, n, benchstack.OurGroupConfig())
+}
+
+// readMessagesBuffered is messages with Messages.Buffer channelDepth, as
+// deep as franz-direct-conv's channel.
+func readMessagesBuffered(ctx context.Context, st benchstack.Stack, group, topic string, n int) error {
+	cfg := benchstack.OurGroupConfig()
+	cfg.Messages.Buffer = channelDepth
+	return readMessagesWith(ctx, st, group, topic, n, cfg)
+}
+
+func readMessagesWith(ctx context.Context, st benchstack.Stack, group, topic string, n int, cfg *consumergroup.Config) error {
+	cg, err := consumergroup.JoinConsumerGroup(group, []string{topic}, []string{st.ZK}, cfg)
 	if err != nil {
 		return err
 	}

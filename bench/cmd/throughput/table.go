@@ -15,7 +15,8 @@ type target struct {
 
 var targets = []target{
 	{"handler", "franz-group", 1.1},
-	{"messages", "franz-direct-conv", 0.9},
+	{"messages-buffered", "franz-direct-conv", 0.9},
+	{"messages", "franz-direct-conv", 0},
 	{"messages", "franz-direct-unbuf", 0},
 }
 
