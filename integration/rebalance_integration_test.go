@@ -54,7 +54,13 @@ func runCleanRebalance(t *testing.T, start memberStarter, work time.Duration, co
 
 	stopA := start(t, testenv.ZKAddr(), group, []string{topic}, config(), 1, l, work)
 	defer stopA()
-	waitFor(t, 60*time.Second, "a backlog to be processed in part", func() bool { return l.distinct() >= 1000 })
+	// Every partition delivered from before the join, so that each one the
+	// joiner gains is a handoff: a partition opened late on a loaded
+	// machine, or waiting behind others in a buffered Messages(), may
+	// not have been.
+	waitFor(t, 60*time.Second, "a backlog to be processed in part, from every partition", func() bool {
+		return l.distinct() >= 1000 && l.deliveredBy(1, time.Time{}, allPartitions(partitions))
+	})
 
 	joined := time.Now()
 	stopB := start(t, testenv.ZKAddr(), group, []string{topic}, config(), 2, l, 0)

@@ -26,9 +26,12 @@ import (
 type Outbox struct {
 	ch chan *sarama.ConsumerMessage
 	// mu is held shared by each send attempt and alone by a take-back
-	// while it moves the channel's contents; parts changes under it alone.
-	mu    sync.RWMutex
-	parts map[TopicPartition]*OutboxPart
+	// while it moves the channel's contents.
+	mu sync.RWMutex
+	// parts are the registered partitions, under partsMu: not under mu,
+	// which a send waiting for room holds until the application reads.
+	partsMu sync.Mutex
+	parts   map[TopicPartition]*OutboxPart
 	// halt is closed when a take-back begins, so that sends waiting for
 	// room give up mu; replaced, under mu, when it ends.
 	halt chan struct{}
@@ -82,9 +85,9 @@ type OutboxPart struct {
 // be in the channel any more.
 func (o *Outbox) Register(tp TopicPartition, w overtaker) *OutboxPart {
 	p := &OutboxPart{o: o, tp: tp, w: w, sent: make([]int64, cap(o.ch))}
-	o.mu.Lock()
+	o.partsMu.Lock()
 	o.parts[tp] = p
-	o.mu.Unlock()
+	o.partsMu.Unlock()
 	return p
 }
 
@@ -92,11 +95,11 @@ func (o *Outbox) Register(tp TopicPartition, w overtaker) *OutboxPart {
 // release, when its drain saw every message it sent read, or it took them
 // back: a message of it that a take-back still finds is dropped.
 func (p *OutboxPart) Unregister() {
-	p.o.mu.Lock()
+	p.o.partsMu.Lock()
 	if p.o.parts[p.tp] == p {
 		delete(p.o.parts, p.tp)
 	}
-	p.o.mu.Unlock()
+	p.o.partsMu.Unlock()
 }
 
 // record notes that m went into the channel. Called under o.mu shared.
@@ -193,6 +196,8 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 	close(o.halt)
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.partsMu.Lock()
+	defer o.partsMu.Unlock()
 	for _, q := range o.parts {
 		if q != p {
 			defer q.w.holdCommits()()
