@@ -28,6 +28,7 @@ func runChild(args []string) int {
 	reader := fs.String("reader", "", "this incarnation's name in the history")
 	out := fs.String("out", "", "history file to append deliveries to")
 	session := fs.Duration("session", 4*time.Second, "ZooKeeper session timeout")
+	buffer := fs.Int("messages-buffer", 0, "Messages.Buffer")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,6 +39,7 @@ func runChild(args []string) int {
 	}
 	defer f.Close()
 	cfg := memberConfig(*session)
+	cfg.Messages.Buffer = *buffer
 	cg, err := consumergroup.JoinConsumerGroup(*group, []string{*topic}, splitList(*zkList), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "member: join:", err)

@@ -38,6 +38,7 @@ type options struct {
 	session     time.Duration
 	orphan      time.Duration
 	drain       time.Duration
+	buffer      int // the members' Messages.Buffer
 	kinds       []campaign.Kind
 	out         string
 	recheck     string
@@ -77,6 +78,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.rate, "rate", 200, "messages produced a second")
 	fs.DurationVar(&o.session, "session", 4*time.Second, "the members' ZooKeeper session timeout")
 	fs.DurationVar(&o.orphan, "orphan-bound", 0, "longest a partition may stay unowned (0: 2 x session + 3s)")
+	fs.IntVar(&o.buffer, "messages-buffer", 0, "the members' Messages.Buffer (0: an unbuffered Messages())")
 	fs.DurationVar(&o.drain, "drain", 45*time.Second, "how long a run waits after its faults for every acknowledged message")
 	kinds := fs.String("faults", "", "comma-separated fault kinds to draw from (default: all but offset-reset)")
 	fs.StringVar(&o.out, "out", "campaign-out", "directory for histories and failing-seeds.txt")
@@ -120,6 +122,8 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("KAFKA_ADDRS must list three brokers, got %q", os.Getenv("KAFKA_ADDRS"))
 	case o.runs < 1 || o.members < 1 || o.maxMembers < o.members || o.partitions < 1 || o.rate < 1:
 		return nil, fmt.Errorf("-runs, -members, -partitions and -rate must be >= 1, -max-members >= -members")
+	case o.buffer < 0:
+		return nil, fmt.Errorf("-messages-buffer must be >= 0, got %d", o.buffer)
 	}
 	return o, nil
 }

@@ -73,7 +73,8 @@ func (f *fleet) start(slot int) error {
 		return err
 	}
 	cmd := exec.Command(f.self, childMode, "-group", f.group, "-topic", f.topic, "-zk", strings.Join(addrs, ","),
-		"-reader", reader, "-out", filepath.Join(f.dir, reader+".jsonl"), "-session", f.o.session.String())
+		"-reader", reader, "-out", filepath.Join(f.dir, reader+".jsonl"), "-session", f.o.session.String(),
+		"-messages-buffer", fmt.Sprint(f.o.buffer))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

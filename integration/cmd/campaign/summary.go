@@ -48,11 +48,13 @@ type runSettings struct {
 	OrphanBound    time.Duration   `json:"orphan_bound"`
 	CommitInterval time.Duration   `json:"commit_interval"`
 	Kinds          []campaign.Kind `json:"kinds,omitempty"`
+	MessagesBuffer int             `json:"messages_buffer,omitempty"`
 }
 
 func (o *options) settings() runSettings {
 	return runSettings{Duration: o.duration, Members: o.members, Partitions: o.partitions, Rate: o.rate,
-		Session: o.session, OrphanBound: o.orphan, CommitInterval: commitInterval, Kinds: o.kinds}
+		Session: o.session, OrphanBound: o.orphan, CommitInterval: commitInterval, Kinds: o.kinds,
+		MessagesBuffer: o.buffer}
 }
 
 // bounds are the limits a run with these settings is held to.
