@@ -62,9 +62,9 @@ func (o *Outbox) C() chan *sarama.ConsumerMessage { return o.ch }
 type overtaker interface {
 	// holdCommits holds the partition's commits back until release.
 	holdCommits() (release func())
-	// overtaken says that messages from lowest on were taken back after
-	// the application got a later one; called with commits held.
-	overtaken(lowest int64)
+	// overtaken hands over messages taken back after the application got
+	// a later one of the partition; called with commits held.
+	overtaken(ms []*sarama.ConsumerMessage)
 }
 
 // OutboxPart is one partition's way into an Outbox: its worker sends
@@ -228,7 +228,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 			}
 			q.n = 0
 			if q != p {
-				q.w.overtaken(ms[0].Offset)
+				q.w.overtaken(ms)
 			}
 		}
 	}

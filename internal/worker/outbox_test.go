@@ -30,7 +30,8 @@ func (f *fakeOvertaker) holdCommits() func() {
 	}
 }
 
-func (f *fakeOvertaker) overtaken(lowest int64) {
+func (f *fakeOvertaker) overtaken(ms []*sarama.ConsumerMessage) {
+	lowest := ms[0].Offset
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.held == 0 {

@@ -1,6 +1,12 @@
 package worker
 
-import "github.com/zkgroup/kafka/internal/offsets"
+import (
+	"sync"
+
+	"github.com/IBM/sarama"
+
+	"github.com/zkgroup/kafka/internal/offsets"
+)
 
 // A claim's channel is buffered; whenever the handler must not read what
 // the buffer holds (a possible loss, a seek, a pause, a drain timeout, a
@@ -187,18 +193,50 @@ func (r sharedRecall) holdCommits() (release func()) {
 	return r.owned.EndRecall
 }
 
-func (r sharedRecall) overtaken(lowest int64) {
-	r.owned.Tracker.LowerCeiling(lowest)
-	for {
-		old := r.w.overtakenBelow.Load()
-		if old >= 0 && old <= lowest || r.w.overtakenBelow.CompareAndSwap(old, lowest) {
-			break
-		}
+func (r sharedRecall) overtaken(ms []*sarama.ConsumerMessage) {
+	lowest := ms[0].Offset
+	for _, m := range ms {
+		lowest = min(lowest, m.Offset)
 	}
+	r.owned.Tracker.LowerCeiling(lowest)
+	r.w.overtaken.add(ms, lowest)
 	r.w.inbox.Pause()
+}
+
+// overtakenMessages collects what take-backs by other partitions' workers
+// took of this one (see sharedRecall), until the worker takes them.
+type overtakenMessages struct {
+	mu     sync.Mutex
+	ms     []*sarama.ConsumerMessage
+	lowest int64 // -1 or unset (no ms): none
+}
+
+func (o *overtakenMessages) add(ms []*sarama.ConsumerMessage, lowest int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.ms) == 0 || lowest < o.lowest {
+		o.lowest = lowest
+	}
+	o.ms = append(o.ms, ms...)
 }
 
 // takeOvertaken returns the lowest offset taken back from the shared
 // buffer by another partition's take-back after the application got a
-// later one (-1: none), and forgets it.
-func (w *Worker) takeOvertaken() int64 { return w.overtakenBelow.Swap(-1) }
+// later one (-1: none), and keeps what was taken for its next hand-out,
+// so the consumer's interceptors do not run on it again (see
+// interceptOnce). Called with handing held, or by the worker away from
+// pump.
+func (w *Worker) takeOvertaken() int64 {
+	o := &w.overtaken
+	o.mu.Lock()
+	ms, lowest := o.ms, o.lowest
+	o.ms = nil
+	o.mu.Unlock()
+	if len(ms) == 0 {
+		return -1
+	}
+	for _, m := range ms {
+		w.keepUnhanded(m)
+	}
+	return lowest
+}

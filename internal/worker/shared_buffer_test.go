@@ -97,11 +97,13 @@ func TestGatePauseTakesBackOnlyItsOwnFromTheSharedBuffer(t *testing.T) {
 // overtook another partition's messages (it read a later one while the
 // take-back held an earlier one), that partition's position is capped
 // below them, and its worker, told through a pause, restarts at its mark
-// below them.
+// below them. It keeps what was taken for its next hand-out, so the
+// consumer's interceptors do not run on those messages twice.
 func TestOvertakenPartitionRestartsBelowWhatWasTakenBack(t *testing.T) {
 	o := NewOutbox(8)
 	a, ownedA := sharedWorker(t, o, 0, nil)
 	b, ownedB := sharedWorker(t, o, 1, nil)
+	b.deps.HandingOut = func(*sarama.ConsumerMessage) {}
 	handOutShared(b, ownedB, 0, 1, 2, 3)
 	handOutShared(a, ownedA, 0)
 	// The application got 1/0, then 1/2 while a take-back held 1/1: what
@@ -132,5 +134,8 @@ func TestOvertakenPartitionRestartsBelowWhatWasTakenBack(t *testing.T) {
 	_, resume, ended, ok := b.takeLocked(3)
 	if !ok || ended || resume != 1 {
 		t.Fatalf("partition 1 resumes at %d (ok %v, ended %v), want a restart at 1", resume, ok, ended)
+	}
+	if _, ok := b.unhanded[1]; !ok || len(b.unhanded) != 2 {
+		t.Errorf("partition 1 keeps %d messages for the next hand-out, want 1/1 and 1/3", len(b.unhanded))
 	}
 }

@@ -58,10 +58,10 @@ type Worker struct {
 	// from it, never by reading out. Set with out, kept after the sink
 	// closes, unregistered before the release.
 	outbox *OutboxPart
-	// overtakenBelow is the lowest offset a take-back by another
-	// partition's worker took from this one after the application got a
-	// later message (-1: none); the pause it posted restarts below it.
-	overtakenBelow atomic.Int64
+	// overtaken holds what a take-back by another partition's worker took
+	// of this one after the application got a later message: the pause
+	// it posted restarts below them (see takeOvertaken).
+	overtaken overtakenMessages
 
 	// What the states pass on to each other; run's goroutine only.
 	claim         *kazoo.PartitionClaim // the claim, once held
@@ -120,7 +120,6 @@ func New(cfg Config, deps Deps, tp TopicPartition) *Worker {
 
 		takenBack: -1,
 	}
-	w.overtakenBelow.Store(-1)
 	if deps.Log != nil {
 		w.log = deps.Log.With("topic", tp.Topic, "partition", tp.Partition)
 	} else {
