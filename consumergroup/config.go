@@ -281,14 +281,18 @@ type Config struct {
 		// for the application. 0 (the default): none, a message is handed
 		// over only when the application takes it. More is faster for an
 		// application that reads one message at a time, about twice as
-		// fast at 256 (docs/performance.md), and adds no duplicates: what
-		// a partition has waiting there when it stops being consumed here
-		// (a rebalance, Close, a lost claim, the fence) is taken back
-		// before it is released, and its next owner delivers it; the
-		// drain waits only for the marks of messages the application got.
-		// docs/recall.md, "A shared buffer". Consume's handlers read
-		// buffers of their own, of ChannelBufferSize. Must be >= 0 and
-		// <= 1,048,576.
+		// fast at 256 (docs/performance.md). A clean rebalance or Close
+		// still delivers nothing twice: a partition that stops waits, up
+		// to Offsets.ProcessingTimeout, for the application to read and
+		// mark what it has waiting there, as a handler's claim does, and
+		// Close takes back what nobody has read for 200 ms. Whenever the
+		// application must not read a partition's messages any more (its
+		// claim may be lost, the fence paused delivery, its offset moved,
+		// its drain timed out), they are taken back first, the other
+		// partitions' staying in order; an application reading during a
+		// take-back may get a few messages again. docs/recall.md, "A
+		// shared buffer". Consume's handlers read buffers of their own, of
+		// ChannelBufferSize. Must be >= 0 and <= 1,048,576.
 		Buffer int
 	}
 

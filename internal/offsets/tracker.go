@@ -278,6 +278,20 @@ func (t *Tracker) SetCeiling(ceiling int64) {
 	t.notifyLocked()
 }
 
+// TakeBackDelivered says the messages delivered after last, up to and
+// including the last delivered, were taken back before the application
+// got them: when the last delivered is still was (nothing delivered
+// since), it becomes last, so a drain waits only for the marks of what
+// the application got. Called by the partition's worker while it
+// delivers nothing.
+func (t *Tracker) TakeBackDelivered(was, last int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.delivered.CompareAndSwap(was, last) {
+		t.notifyLocked()
+	}
+}
+
 // LowerCeiling is SetCeiling, unless a lower ceiling is set already.
 func (t *Tracker) LowerCeiling(ceiling int64) {
 	t.mu.Lock()

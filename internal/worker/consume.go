@@ -189,6 +189,7 @@ func (w *Worker) resumeAfterLoss(owned *offsets.Partition, lost error, position,
 		owned.RestartUncommitted(to) // the store knows no epochs: a lower offset is written as onOutOfRange writes it
 	}
 	w.report(lost)
+	w.takeOvertaken() // from the lost position: the partition goes on at to
 	if !w.commitStart(owned) {
 		return 0, false
 	}

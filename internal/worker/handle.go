@@ -74,7 +74,9 @@ func (w *Worker) onSeek(st State, to int64) (resume int64, restart bool) {
 		// What a take-back outside pump took before is from the old
 		// position too: the pause it posted again must not restart below
 		// the adopted offset. (handing is held, or no take-back runs.)
+		// Nor what another partition's take-back took of a shared buffer.
 		w.takenBack = -1
+		w.takeOvertaken()
 		return to, true
 	case Draining:
 		w.recallBeforeRelease(w.owned)

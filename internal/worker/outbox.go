@@ -62,9 +62,13 @@ func (o *Outbox) C() chan *sarama.ConsumerMessage { return o.ch }
 type overtaker interface {
 	// holdCommits holds the partition's commits back until release.
 	holdCommits() (release func())
-	// overtaken hands over messages taken back after the application got
-	// a later one of the partition; called with commits held.
-	overtaken(ms []*sarama.ConsumerMessage)
+	// takenBack hands over the partition's messages another take-back
+	// took (lowest first): after the application got a later one of them
+	// (overtaken), or all at once (TakeBackAll, a fence). last is the
+	// offset the partition sent just before them when that is known and
+	// the application got nothing after it (-1 otherwise). Called with
+	// commits held.
+	takenBack(ms []*sarama.ConsumerMessage, last int64)
 }
 
 // OutboxPart is one partition's way into an Outbox: its worker sends
@@ -74,8 +78,9 @@ type OutboxPart struct {
 	tp TopicPartition
 	w  overtaker
 	// sent holds the offsets of the last len(sent) messages sent, in a
-	// ring; n counts the sends since it was last cleared. Written by the
-	// partition's worker under o.mu shared, read under o.mu alone.
+	// ring of at most ringMax, grown as they come; n counts the sends
+	// since it was last cleared. Written by the partition's worker under
+	// o.mu shared, read under o.mu alone.
 	sent []int64
 	n    int
 }
@@ -84,7 +89,7 @@ type OutboxPart struct {
 // when its partition opens, and Unregister once none of its messages can
 // be in the channel any more.
 func (o *Outbox) Register(tp TopicPartition, w overtaker) *OutboxPart {
-	p := &OutboxPart{o: o, tp: tp, w: w, sent: make([]int64, cap(o.ch))}
+	p := &OutboxPart{o: o, tp: tp, w: w}
 	o.partsMu.Lock()
 	o.parts[tp] = p
 	o.partsMu.Unlock()
@@ -102,10 +107,26 @@ func (p *OutboxPart) Unregister() {
 	p.o.partsMu.Unlock()
 }
 
+// ringMax bounds a partition's ring of last sends: more of one partition
+// in the channel than that, and a take-back counts it as overtaken
+// (delivered again from its mark), never as in order.
+const ringMax = 1024
+
 // record notes that m went into the channel. Called under o.mu shared.
 func (p *OutboxPart) record(m *sarama.ConsumerMessage) {
-	p.sent[p.n%len(p.sent)] = m.Offset
+	if len(p.sent) < min(ringMax, cap(p.o.ch)) {
+		p.sent = append(p.sent, m.Offset)
+	} else {
+		p.sent[p.n%len(p.sent)] = m.Offset
+	}
 	p.n++
+}
+
+// clear forgets the sends so far: none of them is in the channel any
+// more.
+func (p *OutboxPart) clear() {
+	p.n = 0
+	p.sent = p.sent[:0]
 }
 
 // TrySend puts m in the channel if it has room (or a reader waits).
@@ -142,6 +163,11 @@ func (p *OutboxPart) Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) 
 			o.mu.RUnlock()
 			o.takeBack.Lock() // until the take-back ends
 			o.takeBack.Unlock()
+			select {
+			case <-interrupt: // it may have told this partition it was overtaken
+				return false
+			default:
+			}
 		}
 	}
 }
@@ -154,15 +180,28 @@ func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
 	return p.o.takeBackOf(p)
 }
 
-// TakeBackAll takes every message out of the channel, and tells each
-// partition it took any of that they were taken back from its lowest
-// offset, as a partition the application overtook is told. It is for the
+// TakeBackAll takes every message out of the channel and hands each
+// partition's to its worker (see overtaker.takenBack). It is for the
 // group's Close, once the application stopped reading (or never will):
 // every partition is stopping, and none need wait for its messages.
 func (o *Outbox) TakeBackAll() int {
 	n := 0
 	o.takeBackWith(nil, func(*OutboxPart, []*sarama.ConsumerMessage) bool { return false }, &n)
 	return n
+}
+
+// TakeBackAll is the Outbox's TakeBackAll with the partition's messages
+// returned to its caller, its worker: for a pause of the delivery gate,
+// which every partition takes, so one take-back serves them all.
+func (p *OutboxPart) TakeBackAll() []*sarama.ConsumerMessage {
+	var mine []*sarama.ConsumerMessage
+	p.o.takeBackWith(p, func(q *OutboxPart, ms []*sarama.ConsumerMessage) bool {
+		if q == p {
+			mine = ms
+		}
+		return false
+	}, nil)
+	return mine
 }
 
 // takeBackOf is TakeBack for p.
@@ -189,7 +228,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 	if len(o.ch) == 0 {
 		// None of p's can come in before we return: it does not send.
 		if p != nil {
-			p.n = 0
+			p.clear()
 		}
 		return
 	}
@@ -226,10 +265,14 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 			if taken != nil {
 				*taken += len(ms)
 			}
-			q.n = 0
 			if q != p {
-				q.w.overtaken(ms)
+				last := int64(-1)
+				if q.sentLast(ms) {
+					last = q.sentBefore(len(ms))
+				}
+				q.w.takenBack(ms, last)
 			}
+			q.clear()
 		}
 	}
 	for _, m := range drained {
@@ -238,7 +281,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 		}
 	}
 	if p != nil {
-		p.n = 0
+		p.clear()
 	}
 	o.halt = make(chan struct{})
 }
@@ -248,7 +291,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 // them. Called under o.mu alone.
 func (p *OutboxPart) sentLast(ms []*sarama.ConsumerMessage) bool {
 	k := len(ms)
-	if k > p.n || k > len(p.sent) {
+	if k > len(p.sent) {
 		return false
 	}
 	for i, m := range ms {
@@ -257,6 +300,16 @@ func (p *OutboxPart) sentLast(ms []*sarama.ConsumerMessage) bool {
 		}
 	}
 	return true
+}
+
+// sentBefore returns the offset the partition sent just before its last k
+// sends, or -1 when the ring no longer holds it (or there was none since
+// it was cleared). Called under o.mu alone.
+func (p *OutboxPart) sentBefore(k int) int64 {
+	if k >= len(p.sent) {
+		return -1
+	}
+	return p.sent[(p.n-k-1)%len(p.sent)]
 }
 
 // Discard empties the channel and returns how many messages it held, with

@@ -30,7 +30,7 @@ func (f *fakeOvertaker) holdCommits() func() {
 	}
 }
 
-func (f *fakeOvertaker) overtaken(ms []*sarama.ConsumerMessage) {
+func (f *fakeOvertaker) takenBack(ms []*sarama.ConsumerMessage, _ int64) {
 	lowest := ms[0].Offset
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -22,7 +22,14 @@ import (
 func (w *Worker) recall() (n int, lowest int64) {
 	lowest = -1
 	if w.outbox != nil {
-		for _, m := range w.outbox.TakeBack() {
+		take := w.outbox.TakeBack
+		if w.fencedOff() {
+			// Every partition takes the gate's pause: one take-back of
+			// everything serves them all, and nothing waits in the
+			// channel for a partition that has yet to take it.
+			take = w.outbox.TakeBackAll
+		}
+		for _, m := range take() {
 			w.keepUnhanded(m)
 			if n == 0 || m.Offset < lowest {
 				lowest = m.Offset
@@ -74,10 +81,7 @@ func (w *Worker) recallRestarting(owned *offsets.Partition) (n int, to int64) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, lowest := w.recall()
-	if b := w.takeOvertaken(); b >= 0 && (lowest < 0 || b < lowest) {
-		lowest = b
-	}
-	if lowest >= 0 {
+	if n > 0 {
 		to = owned.RestartAtMark(lowest)
 	}
 	return n, to
@@ -141,8 +145,11 @@ func (w *Worker) takeBackOutsidePump() {
 }
 
 // recallWhileDraining empties the closed output's buffer while the gate is
-// paused; the final commit then stores the marked position.
+// paused; the final commit then stores the marked position. What another
+// partition's take-back took of a shared buffer is settled first (see
+// settleOvertaken).
 func (w *Worker) recallWhileDraining() {
+	w.settleOvertaken()
 	if n, to := w.recallRestarting(w.owned); n > 0 {
 		w.log.Info("fenced off while draining with messages unread in the claim's buffer: taken back; committing the marked offset", "offset", to, "taken back", n)
 	}
@@ -193,31 +200,45 @@ func (r sharedRecall) holdCommits() (release func()) {
 	return r.owned.EndRecall
 }
 
-func (r sharedRecall) overtaken(ms []*sarama.ConsumerMessage) {
-	lowest := ms[0].Offset
+func (r sharedRecall) takenBack(ms []*sarama.ConsumerMessage, last int64) {
+	lowest, highest := ms[0].Offset, ms[0].Offset
 	for _, m := range ms {
-		lowest = min(lowest, m.Offset)
+		lowest, highest = min(lowest, m.Offset), max(highest, m.Offset)
 	}
 	r.owned.Tracker.LowerCeiling(lowest)
-	r.w.overtaken.add(ms, lowest)
+	r.w.overtaken.add(ms, lowest, highest, last)
 	r.w.inbox.Pause()
 }
 
 // overtakenMessages collects what take-backs by other partitions' workers
 // took of this one (see sharedRecall), until the worker takes them.
 type overtakenMessages struct {
-	mu     sync.Mutex
-	ms     []*sarama.ConsumerMessage
-	lowest int64 // -1 or unset (no ms): none
+	mu      sync.Mutex
+	ms      []*sarama.ConsumerMessage
+	lowest  int64 // of ms
+	highest int64 // of ms
+	last    int64 // sent just before ms, the application got nothing after it (-1: unknown)
 }
 
-func (o *overtakenMessages) add(ms []*sarama.ConsumerMessage, lowest int64) {
+func (o *overtakenMessages) add(ms []*sarama.ConsumerMessage, lowest, highest, last int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if len(o.ms) == 0 || lowest < o.lowest {
-		o.lowest = lowest
+	if len(o.ms) == 0 {
+		o.lowest, o.highest, o.last = lowest, highest, last
+	} else {
+		// Taken twice: the partition sent again after the first, and
+		// what it sent just before is known only for the first.
+		o.lowest, o.highest, o.last = min(o.lowest, lowest), max(o.highest, highest), -1
 	}
 	o.ms = append(o.ms, ms...)
+}
+
+// take returns and forgets what was collected (ms nil: nothing).
+func (o *overtakenMessages) take() (ms []*sarama.ConsumerMessage, lowest, highest, last int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	ms, o.ms = o.ms, nil
+	return ms, o.lowest, o.highest, o.last
 }
 
 // takeOvertaken returns the lowest offset taken back from the shared
@@ -227,11 +248,7 @@ func (o *overtakenMessages) add(ms []*sarama.ConsumerMessage, lowest int64) {
 // interceptOnce). Called with handing held, or by the worker away from
 // pump.
 func (w *Worker) takeOvertaken() int64 {
-	o := &w.overtaken
-	o.mu.Lock()
-	ms, lowest := o.ms, o.lowest
-	o.ms = nil
-	o.mu.Unlock()
+	ms, lowest, _, _ := w.overtaken.take()
 	if len(ms) == 0 {
 		return -1
 	}
@@ -239,4 +256,19 @@ func (w *Worker) takeOvertaken() int64 {
 		w.keepUnhanded(m)
 	}
 	return lowest
+}
+
+// settleOvertaken is takeOvertaken while draining: nothing restarts, the
+// position stays capped below what was taken (the ceiling set when it was
+// taken), and the drain waits for the marks of what the application got,
+// which still count; when what the partition sent just before is known
+// and nothing was delivered since, only up to that.
+func (w *Worker) settleOvertaken() {
+	ms, _, highest, last := w.overtaken.take()
+	if len(ms) == 0 || w.owned == nil {
+		return
+	}
+	if last >= 0 {
+		w.owned.Tracker.TakeBackDelivered(highest, last)
+	}
 }
