@@ -257,6 +257,9 @@ func (t *Tracker) Unsettled(why error) error {
 func (t *Tracker) RestartAtMark(ceiling int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ceiling >= 0 && (ceiling < 0 || t.ceiling < ceiling) {
+		ceiling = t.ceiling // a lower cap set before (another take-back) still holds
+	}
 	if ceiling >= 0 && t.next > ceiling {
 		t.next = ceiling
 	}

@@ -169,6 +169,7 @@ func (w *Worker) consume(owned *offsets.Partition, next int64) Event {
 // ended, or the worker's context). See docs/batch-feed.md, "Out of range
 // mid-stream".
 func (w *Worker) resumeAfterLoss(owned *offsets.Partition, lost error, position, to int64) (int64, bool) {
+	to, lost = w.takeBackBeforeLoss(lost, position, to)
 	if !owned.RestartUncommittedUnlessRewind(to) {
 		applies, err := w.deps.Offsets.RewindAsReset(owned, to)
 		switch {
@@ -189,11 +190,48 @@ func (w *Worker) resumeAfterLoss(owned *offsets.Partition, lost error, position,
 		owned.RestartUncommitted(to) // the store knows no epochs: a lower offset is written as onOutOfRange writes it
 	}
 	w.report(lost)
-	w.takeOvertaken() // from the lost position: the partition goes on at to
 	if !w.commitStart(owned) {
 		return 0, false
 	}
 	return to, true
+}
+
+// takeBackBeforeLoss forgets, as the partition leaves a lost position,
+// what was kept for the interceptors (records of a truncated log are
+// written again at the same offsets) and, with a shared buffer, takes
+// back what it holds of the partition: another partition's take-back
+// could find those messages later and restart the partition below to.
+// What it took is not skipped unreported: below a truncated log's end it
+// is fetched again (to moves down to it), and below a retained log's
+// start the report names it (its position moves down to it). It returns
+// where to resume and the loss to report.
+func (w *Worker) takeBackBeforeLoss(lost error, position, to int64) (int64, error) {
+	w.handing.Lock()
+	defer w.handing.Unlock()
+	clear(w.unhanded)
+	if w.outbox == nil {
+		return to, lost
+	}
+	_, lowest := w.recall()
+	w.takenBack = -1
+	if b := w.takeOvertaken(); b >= 0 && (lowest < 0 || b < lowest) {
+		lowest = b
+	}
+	clear(w.unhanded)
+	if lowest < 0 || lowest >= position {
+		return to, lost
+	}
+	var trunc *fetch.TruncationError
+	var ret *fetch.RetentionError
+	switch {
+	case errors.As(lost, &trunc) && lowest < to:
+		return lowest, lost
+	case errors.As(lost, &ret):
+		e := *ret
+		e.Position = lowest
+		return to, &e
+	}
+	return to, lost
 }
 
 // endConsuming returns the event that ends consuming once nothing more

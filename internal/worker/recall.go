@@ -66,7 +66,7 @@ func (w *Worker) recallCapped(owned *offsets.Partition) (n int, lowest int64) {
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	if n, lowest = w.recall(); n > 0 {
-		owned.Tracker.SetCeiling(lowest)
+		owned.Tracker.LowerCeiling(lowest) // a lower one another take-back set still holds
 	}
 	return n, lowest
 }
