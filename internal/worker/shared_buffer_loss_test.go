@@ -60,15 +60,7 @@ func TestOvertakenThenAbandonedKeepsTheLowerCeiling(t *testing.T) {
 func TestLossTakesBackTheOldPositionsMessages(t *testing.T) {
 	o := NewOutbox(8)
 	a, ownedA := sharedWorker(t, o, 0, nil)
-	reg := &offsetWrites{}
-	w := newTestWorkerFor(Deps{
-		Session: fakeSession{id: 7},
-		Offsets: offsets.New(offsets.Config{}, offsets.Deps{Registry: reg, Session: func() int64 { return 7 }}),
-	}, TopicPartition{Topic: "t", Partition: 1})
-	t.Cleanup(w.cancel)
-	owned := adoptAt(w, &kazoo.PartitionClaim{Topic: "t", Partition: 1, InstanceID: "i", SessionID: 7}, 10)
-	w.owned, w.takeBackFrom, w.out = owned, owned, o.C()
-	w.outbox = o.Register(w.tp, sharedRecall{w, owned})
+	w, owned := committingSharedWorker(t, o, 10, nil)
 	handOutShared(w, owned, 10, 11, 12, 13)
 	handOutShared(a, ownedA, 0)
 	<-o.C() // the application got 1/10
@@ -111,16 +103,7 @@ func TestLossTakesBackTheOldPositionsMessages(t *testing.T) {
 func TestTruncationDoesNotHandOutAnOvertakenRecordOfTheLostLog(t *testing.T) {
 	o := NewOutbox(8)
 	a, ownedA := sharedWorker(t, o, 0, nil)
-	reg := &offsetWrites{}
-	w := newTestWorkerFor(Deps{
-		Session:    fakeSession{id: 7},
-		HandingOut: func(*sarama.ConsumerMessage) {},
-		Offsets:    offsets.New(offsets.Config{}, offsets.Deps{Registry: reg, Session: func() int64 { return 7 }}),
-	}, TopicPartition{Topic: "t", Partition: 1})
-	t.Cleanup(w.cancel)
-	owned := adoptAt(w, &kazoo.PartitionClaim{Topic: "t", Partition: 1, InstanceID: "i", SessionID: 7}, 0)
-	w.owned, w.takeBackFrom, w.out = owned, owned, o.C()
-	w.outbox = o.Register(w.tp, sharedRecall{w, owned})
+	w, owned := committingSharedWorker(t, o, 0, func(*sarama.ConsumerMessage) {})
 	handOutShared(w, owned, 6, 7, 8, 9)
 	handOutShared(a, ownedA, 0)
 	readAll(o.C()) // the application got 1/6 and 1/8; a's take-back holds 1/7 and 1/9
@@ -140,4 +123,21 @@ func TestTruncationDoesNotHandOutAnOvertakenRecordOfTheLostLog(t *testing.T) {
 	if got := w.interceptOnce(fresh); got != fresh {
 		t.Fatal("the record at 7 of the log written again after the truncation is replaced by the one kept from the lost log")
 	}
+}
+
+// committingSharedWorker is sharedWorker for t/1 with a committer whose
+// ZooKeeper store records its writes (a loss commits its new start),
+// tracked from next, with the interceptors' hook handingOut (nil: none).
+func committingSharedWorker(t *testing.T, o *Outbox, next int64, handingOut func(*sarama.ConsumerMessage)) (*Worker, *offsets.Partition) {
+	t.Helper()
+	w := newTestWorkerFor(Deps{
+		Session:    fakeSession{id: 7},
+		HandingOut: handingOut,
+		Offsets:    offsets.New(offsets.Config{}, offsets.Deps{Registry: &offsetWrites{}, Session: func() int64 { return 7 }}),
+	}, TopicPartition{Topic: "t", Partition: 1})
+	t.Cleanup(w.cancel)
+	owned := adoptAt(w, &kazoo.PartitionClaim{Topic: "t", Partition: 1, InstanceID: "i", SessionID: 7}, next)
+	w.owned, w.takeBackFrom, w.out = owned, owned, o.C()
+	w.outbox = o.Register(w.tp, sharedRecall{w, owned})
+	return w, owned
 }
