@@ -13,6 +13,11 @@
 // interfaces: the claimer, the registry, the session, the committer, the
 // fetch engine, the gate and the sink.
 //
+// A buffered Messages() is one channel every partition shares, an
+// Outbox: a worker takes back only its own partition's messages from it,
+// and the other partitions' stay in their order (docs/recall.md, "A
+// shared buffer").
+//
 // Guaranteed: a claim's buffer never outlives the claim, nothing is
 // drained or committed once the claim may be gone, and no owner node of
 // ours outlives its worker unswept. Not guaranteed: a message handed out

@@ -19,8 +19,9 @@ import (
 // the offsets that partition sent last: if they are its last ones, the
 // application got only messages before them, and they are put back in
 // their order; if not, the application overtook one of them, and that
-// partition is told (its worker restarts below them, as after a recall of
-// its own). Every other partition's commits are held back meanwhile: the
+// partition is told: consuming, its worker restarts below them, as after
+// a recall of its own; draining, its commits stay below them. Every other
+// partition's commits are held back meanwhile: the
 // application may mark a message it overtook. See docs/recall.md, "A
 // shared buffer".
 type Outbox struct {
