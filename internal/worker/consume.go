@@ -31,8 +31,10 @@ func (w *Worker) consumePartition() Event {
 	if w.out, w.readerGone = sink.Open(w, owned, stored.Start()); w.out == nil {
 		return w.endConsuming() // nothing will be handed out after all
 	}
-	if s, ok := sink.(SharedSink); ok && s.Outbox() != nil {
-		w.outbox = s.Outbox().Register(w.tp, sharedRecall{w, owned})
+	if s, ok := sink.(SharedSink); ok {
+		if o := s.Outbox(); o != nil {
+			w.outbox = o.Register(w.tp, sharedRecall{w, owned})
+		}
 	}
 	w.sink = sink
 	return w.consume(owned, stored.Start())
@@ -208,16 +210,13 @@ func (w *Worker) resumeAfterLoss(owned *offsets.Partition, lost error, position,
 func (w *Worker) takeBackBeforeLoss(lost error, position, to int64) (int64, error) {
 	w.handing.Lock()
 	defer w.handing.Unlock()
-	clear(w.unhanded)
-	if w.outbox == nil {
-		return to, lost
+	lowest := int64(-1)
+	if w.outbox != nil {
+		_, lowest = w.recall()
+		w.takenBack = -1
+		lowest = lowerOffset(lowest, w.takeOvertaken())
 	}
-	_, lowest := w.recall()
-	w.takenBack = -1
-	if b := w.takeOvertaken(); b >= 0 && (lowest < 0 || b < lowest) {
-		lowest = b
-	}
-	clear(w.unhanded)
+	clear(w.unhanded) // after the take-back, which keeps what it took there
 	if lowest < 0 || lowest >= position {
 		return to, lost
 	}

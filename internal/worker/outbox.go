@@ -186,9 +186,7 @@ func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
 // group's Close, once the application stopped reading (or never will):
 // every partition is stopping, and none need wait for its messages.
 func (o *Outbox) TakeBackAll() int {
-	n := 0
-	o.takeBackWith(nil, func(*OutboxPart, []*sarama.ConsumerMessage) bool { return false }, &n)
-	return n
+	return o.takeBackWith(nil, func(*OutboxPart, []*sarama.ConsumerMessage) bool { return false })
 }
 
 // TakeBackAll is the Outbox's TakeBackAll with the partition's messages
@@ -201,7 +199,7 @@ func (p *OutboxPart) TakeBackAll() []*sarama.ConsumerMessage {
 			mine = ms
 		}
 		return false
-	}, nil)
+	})
 	return mine
 }
 
@@ -214,7 +212,7 @@ func (o *Outbox) takeBackOf(p *OutboxPart) []*sarama.ConsumerMessage {
 			return false
 		}
 		return q.sentLast(ms)
-	}, nil)
+	})
 	return mine
 }
 
@@ -222,8 +220,8 @@ func (o *Outbox) takeBackOf(p *OutboxPart) []*sarama.ConsumerMessage {
 // commits of every partition but p held back, and hands each partition's
 // messages to keep: those it keeps go back in, in their order; those of
 // any partition but p it does not keep are dropped, and their partition
-// told. taken, when not nil, counts the messages not put back.
-func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.ConsumerMessage) bool, taken *int) {
+// told. It returns how many it did not put back.
+func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.ConsumerMessage) bool) (taken int) {
 	o.takeBack.Lock()
 	defer o.takeBack.Unlock()
 	if len(o.ch) == 0 {
@@ -231,7 +229,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 		if p != nil {
 			p.clear()
 		}
-		return
+		return 0
 	}
 	close(o.halt)
 	o.mu.Lock()
@@ -244,12 +242,13 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 		}
 	}
 	var drained []*sarama.ConsumerMessage
+	var owners []*OutboxPart // of drained
 	byPart := make(map[*OutboxPart][]*sarama.ConsumerMessage)
 	for more := true; more; {
 		select {
 		case m := <-o.ch:
-			drained = append(drained, m)
 			q := o.parts[TopicPartition{Topic: m.Topic, Partition: m.Partition}]
+			drained, owners = append(drained, m), append(owners, q)
 			byPart[q] = append(byPart[q], m)
 		default:
 			more = false
@@ -263,9 +262,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 		case keep(q, ms):
 			putBack[q] = true
 		default:
-			if taken != nil {
-				*taken += len(ms)
-			}
+			taken += len(ms)
 			if q != p {
 				last := int64(-1)
 				if q.sentLast(ms) {
@@ -276,8 +273,8 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 			q.clear()
 		}
 	}
-	for _, m := range drained {
-		if putBack[o.parts[TopicPartition{Topic: m.Topic, Partition: m.Partition}]] {
+	for i, m := range drained {
+		if putBack[owners[i]] {
 			o.ch <- m // room: it was in it, and nobody else sends now
 		}
 	}
@@ -285,6 +282,7 @@ func (o *Outbox) takeBackWith(p *OutboxPart, keep func(*OutboxPart, []*sarama.Co
 		p.clear()
 	}
 	o.halt = make(chan struct{})
+	return taken
 }
 
 // sentLast reports whether ms, in their order, are the last messages the

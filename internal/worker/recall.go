@@ -21,41 +21,50 @@ import (
 // the partition's own messages.
 func (w *Worker) recall() (n int, lowest int64) {
 	lowest = -1
+	for _, m := range w.takeBuffered() {
+		w.keepUnhanded(m)
+		lowest = lowerOffset(lowest, m.Offset)
+		n++
+	}
+	return n, lowest
+}
+
+// takeBuffered empties the output's buffer of the partition's messages
+// and returns them.
+func (w *Worker) takeBuffered() []*sarama.ConsumerMessage {
 	if w.outbox != nil {
-		take := w.outbox.TakeBack
 		if w.fencedOff() {
 			// Every partition takes the gate's pause: one take-back of
 			// everything serves them all, and nothing waits in the
 			// channel for a partition that has yet to take it.
-			take = w.outbox.TakeBackAll
+			return w.outbox.TakeBackAll()
 		}
-		for _, m := range take() {
-			w.keepUnhanded(m)
-			if n == 0 || m.Offset < lowest {
-				lowest = m.Offset
-			}
-			n++
-		}
-		return n, lowest
+		return w.outbox.TakeBack()
 	}
 	if w.out == nil || cap(w.out) == 0 {
-		return 0, -1
+		return nil
 	}
+	var ms []*sarama.ConsumerMessage
 	for {
 		select {
 		case m, ok := <-w.out:
 			if !ok { // closed and empty
-				return n, lowest
+				return ms
 			}
-			w.keepUnhanded(m)
-			if n == 0 || m.Offset < lowest {
-				lowest = m.Offset
-			}
-			n++
+			ms = append(ms, m)
 		default:
-			return n, lowest
+			return ms
 		}
 	}
+}
+
+// lowerOffset returns the lower of two offsets, a negative one meaning
+// none.
+func lowerOffset(a, b int64) int64 {
+	if a < 0 || b >= 0 && b < a {
+		return b
+	}
+	return a
 }
 
 // recallCapped takes back what the output's buffer holds with commits held
@@ -96,11 +105,7 @@ func (w *Worker) recallOnPause(owned *offsets.Partition, start int64) (to int64,
 	owned.BeginRecall()
 	defer owned.EndRecall()
 	n, below := w.recall()
-	for _, b := range []int64{w.takenBack, w.takeOvertaken()} {
-		if b >= 0 && (below < 0 || b < below) {
-			below = b
-		}
-	}
+	below = lowerOffset(lowerOffset(below, w.takenBack), w.takeOvertaken())
 	w.takenBack = -1
 	if below < 0 {
 		return 0, false
@@ -136,9 +141,7 @@ func (w *Worker) takeBackOutsidePump() {
 		return // not consuming, or nothing a buffer could hold
 	}
 	if n, lowest := w.recallCapped(owned); n > 0 {
-		if w.takenBack < 0 || lowest < w.takenBack {
-			w.takenBack = lowest
-		}
+		w.takenBack = lowerOffset(w.takenBack, lowest)
 		w.log.Info("fenced off with messages unread in the claim's buffer: taken back", "taken back", n, "from", lowest)
 		w.inbox.Pause()
 	}
@@ -186,10 +189,10 @@ func (w *Worker) recallUnread() {
 }
 
 // sharedRecall is how a take-back by another partition's worker from the
-// shared buffer tells this one that the application overtook messages it
-// took (see Outbox): the commits are held back meanwhile, the position
-// capped below them, and a pause posted, whose handling restarts below
-// them, as after a recall of the worker's own.
+// shared buffer hands this one the messages it took of it (see Outbox):
+// the commits are held back meanwhile, the position capped below them,
+// and a pause posted; consuming, its handling restarts below them, as
+// after a recall of the worker's own; draining, see settleOvertaken.
 type sharedRecall struct {
 	w     *Worker
 	owned *offsets.Partition
