@@ -135,11 +135,6 @@ func (c Chan) Send(interrupt <-chan struct{}, m *sarama.ConsumerMessage) bool {
 	}
 }
 
-// SendIf is SendTo on the channel out.
-func (g *Gate) SendIf(interrupt <-chan struct{}, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage, valid func() bool) (delivered, invalid bool) {
-	return g.SendTo(interrupt, Chan(out), m, valid)
-}
-
 // SendTo hands m to the application through out unless interrupt is
 // closed first, waiting while the gate is paused; m goes out only while
 // valid() holds (nil: always), checked before the first attempt and after

@@ -14,7 +14,7 @@ import (
 // claimed its partition was replaced during the pause), as once seen in the
 // zombie integration test, where the gate reopened a few milliseconds before the manage
 // loop stopped the old session's partitions.
-func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
+func TestDeliveryGateSendToDropsStaleMessageAfterPause(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := NewGate()
 		g.Set(true)
@@ -24,7 +24,7 @@ func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 		type result struct{ delivered, invalid bool }
 		res := make(chan result, 1)
 		go func() {
-			d, i := g.SendIf(t.Context().Done(), out, &sarama.ConsumerMessage{Offset: 3}, valid.Load)
+			d, i := g.SendTo(t.Context().Done(), Chan(out), &sarama.ConsumerMessage{Offset: 3}, valid.Load)
 			res <- result{d, i}
 		}()
 
@@ -43,16 +43,16 @@ func TestDeliveryGateSendIfDropsStaleMessageAfterPause(t *testing.T) {
 }
 
 // A valid message goes out as with send, and an invalid one never does.
-func TestDeliveryGateSendIfChecksBeforeFirstAttempt(t *testing.T) {
+func TestDeliveryGateSendToChecksBeforeFirstAttempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := NewGate()
 		out := make(chan *sarama.ConsumerMessage, 1)
 		m := &sarama.ConsumerMessage{Offset: 1}
-		if d, i := g.SendIf(t.Context().Done(), out, m, func() bool { return true }); !d || i {
+		if d, i := g.SendTo(t.Context().Done(), Chan(out), m, func() bool { return true }); !d || i {
 			t.Fatalf("valid: sendIf = (%v, %v), want (true, false)", d, i)
 		}
 		<-out
-		if d, i := g.SendIf(t.Context().Done(), out, m, func() bool { return false }); d || !i {
+		if d, i := g.SendTo(t.Context().Done(), Chan(out), m, func() bool { return false }); d || !i {
 			t.Fatalf("invalid: sendIf = (%v, %v), want (false, true)", d, i)
 		}
 		if len(out) != 0 {

@@ -13,7 +13,7 @@ import (
 // receives its result.
 func sendAsync(ctx context.Context, g *Gate, out chan<- *sarama.ConsumerMessage, m *sarama.ConsumerMessage) <-chan bool {
 	res := make(chan bool, 1)
-	go func() { delivered, _ := g.SendIf(ctx.Done(), out, m, nil); res <- delivered }()
+	go func() { delivered, _ := g.SendTo(ctx.Done(), Chan(out), m, nil); res <- delivered }()
 	return res
 }
 
@@ -119,9 +119,9 @@ func TestDeliveryGatePauseInterruptsWaitingSend(t *testing.T) {
 		m := &sarama.ConsumerMessage{Offset: 3}
 		res := make(chan bool, 1)
 		go func() {
-			delivered, _ := g.SendIf(interrupt, out, m, nil)
+			delivered, _ := g.SendTo(interrupt, Chan(out), m, nil)
 			if !delivered { // interrupted by the pause: send again, as the worker does
-				delivered, _ = g.SendIf(nil, out, m, nil)
+				delivered, _ = g.SendTo(nil, Chan(out), m, nil)
 			}
 			res <- delivered
 		}()
@@ -191,7 +191,7 @@ func TestDeliveryGateCancelWhileWaitingForReader(t *testing.T) {
 		defer cancel()
 		out := make(chan *sarama.ConsumerMessage) // nobody reads
 		start := time.Now()
-		if delivered, _ := g.SendIf(ctx.Done(), out, &sarama.ConsumerMessage{}, nil); delivered {
+		if delivered, _ := g.SendTo(ctx.Done(), Chan(out), &sarama.ConsumerMessage{}, nil); delivered {
 			t.Fatal("send returned true with nobody reading")
 		}
 		if d := time.Since(start); d != 5*time.Second {
@@ -242,7 +242,7 @@ func TestGatePausesItselfPastItsDeadline(t *testing.T) {
 	interrupt := make(chan struct{})
 	sent := make(chan bool, 1)
 	go func() {
-		delivered, _ := g.SendIf(interrupt, out, &sarama.ConsumerMessage{Offset: 7}, nil)
+		delivered, _ := g.SendTo(interrupt, Chan(out), &sarama.ConsumerMessage{Offset: 7}, nil)
 		sent <- delivered
 	}()
 	select {

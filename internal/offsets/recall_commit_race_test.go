@@ -15,7 +15,7 @@ import (
 // The interleaving is forced on one processor through the tracker's
 // mutex in starvation mode, which hands the lock straight to the next
 // waiter and yields: the commit reads the position (4, marked during the
-// recall), hands the lock to the recall's SetCeiling(2), and resumes only
+// recall), hands the lock to the recall's LowerCeiling(2), and resumes only
 // once the recall ended.
 func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -39,7 +39,7 @@ func TestCommitNeverPassesAMessageTakenBackDuringTheRead(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	recalled := make(chan struct{})
 	go func() {
-		o.Tracker.SetCeiling(2) // waits behind the commit's Pending
+		o.Tracker.LowerCeiling(2) // waits behind the commit's Pending
 		o.EndRecall()
 		close(recalled)
 	}()

@@ -23,7 +23,7 @@ import (
 //     that one goroutine only, so a commit in flight never races a reset.
 //
 // Its state is guarded by one mutex it owns; waiters are woken through a
-// channel that is closed and replaced on every change. SetCeiling and
+// channel that is closed and replaced on every change. LowerCeiling and
 // RestartAtMark keep a commit below a message taken back from the
 // partition's buffer: see docs/recall.md.
 type Tracker struct {
@@ -37,7 +37,7 @@ type Tracker struct {
 	// be. A drain reads it once the worker stopped delivering.
 	delivered atomic.Int64
 	rewound   bool          // Rewind moved next below committed: commit it although it is lower
-	ceiling   int64         // Pending never returns more (-1: none); see SetCeiling
+	ceiling   int64         // Pending never returns more (-1: none); see LowerCeiling
 	changed   chan struct{} // made by a waiter; closed (and dropped) at the next change
 	gen       atomic.Uint64 // bumped by Reset (under mu): marks judged before a Reset are refused
 	writes    atomic.Uint64 // counts Committed calls: each is a write to a store
@@ -270,17 +270,6 @@ func (t *Tracker) RestartAtMark(ceiling int64) int64 {
 	return t.next
 }
 
-// SetCeiling caps what Pending returns at ceiling, the lowest offset the
-// application never got, until the next Reset: a mark above it (of a
-// message delivered after one that was taken back) is never committed.
-// Drain stops waiting once the position reaches it.
-func (t *Tracker) SetCeiling(ceiling int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.ceiling = ceiling
-	t.notifyLocked()
-}
-
 // TakeBackDelivered says the messages delivered after last, up to and
 // including the last delivered, were taken back before the application
 // got them: when the last delivered is still was (nothing delivered
@@ -295,7 +284,11 @@ func (t *Tracker) TakeBackDelivered(was, last int64) {
 	}
 }
 
-// LowerCeiling is SetCeiling, unless a lower ceiling is set already.
+// LowerCeiling caps what Pending returns at ceiling, the lowest offset the
+// application never got, until the next Reset: a mark above it (of a
+// message delivered after one that was taken back) is never committed.
+// Drain stops waiting once the position reaches it. A lower ceiling set
+// before (by another take-back) stays.
 func (t *Tracker) LowerCeiling(ceiling int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -345,13 +345,13 @@ func TestTrackerRestartAtMarkCeiling(t *testing.T) {
 	}
 }
 
-// SetCeiling caps what is committed, and a drain ends once the position
+// LowerCeiling caps what is committed, and a drain ends once the position
 // reaches it, although a higher delivered offset was never marked.
 func TestTrackerCeiling(t *testing.T) {
 	tr := NewTracker(0)
 	tr.Delivered(9)
 	tr.MarkOffset(6)
-	tr.SetCeiling(4)
+	tr.LowerCeiling(4)
 	if next, dirty := tr.Pending(); next != 4 || !dirty {
 		t.Errorf("Pending = (%d, %v), want the ceiling (4, true)", next, dirty)
 	}
