@@ -301,10 +301,11 @@ func (cg *ConsumerGroup) awaitFence() {
 
 // Messages returns the channel of messages to process. By default it is
 // unbuffered: a message is handed over only when the application takes it.
-// With Config.Messages.Buffer it holds that many, and what a partition
-// leaves unread in it is taken back before the partition is released, so
-// a rebalance never strands a buffer of messages that the next owner
-// delivers again. It is closed by Close.
+// With Config.Messages.Buffer it holds that many: a partition that moves
+// waits for the application to read and mark what it has there, and what
+// the application must not read any more is taken back, so a rebalance
+// never strands a buffer of messages that the next owner delivers again.
+// It is closed by Close.
 func (cg *ConsumerGroup) Messages() <-chan *sarama.ConsumerMessage {
 	return cg.messages
 }

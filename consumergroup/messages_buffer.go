@@ -11,41 +11,14 @@ const unreadPatience = 200 * time.Millisecond
 // reads, each partition's drain waits for the marks of what it got, as on
 // any stop. Once nothing has been read for unreadPatience (the application
 // stopped reading, maybe to call Close), what the buffer holds is taken
-// back: every partition it held messages of restarts below them, so its
-// drain waits for nothing the application will not get, and its final
-// commit stores the marks. stop ends the watch and waits for it. See
-// docs/recall.md, "A shared buffer".
+// back: each partition's drain then waits only for the marks of what the
+// application got, and its final commit stays below what was taken. stop
+// ends the watch and waits for it. See docs/recall.md, "A shared buffer".
 func (cg *ConsumerGroup) takeBackUnreadWhileClosing() (stop func()) {
 	if cg.outbox == nil {
 		return func() {}
 	}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(unreadPatience / 8)
-		defer tick.Stop()
-		ch := cg.outbox.C()
-		last, since := -1, time.Now()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-tick.C:
-			}
-			n := len(ch)
-			if n != last || n == 0 {
-				last, since = n, time.Now()
-				continue
-			}
-			if time.Since(since) >= unreadPatience {
-				taken := cg.outbox.TakeBackAll()
-				cg.log.Info("closing with messages unread in the Messages() buffer: taken back", "messages", taken)
-				last, since = -1, time.Now()
-			}
-		}
-	}()
-	return func() {
-		close(quit)
-		<-done
-	}
+	return cg.outbox.TakeBackWhileUnread(unreadPatience, func(n int) {
+		cg.log.Info("closing with messages unread in the Messages() buffer: taken back", "messages", n)
+	})
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"sync"
+	"time"
 
 	"github.com/IBM/sarama"
 )
@@ -187,6 +188,40 @@ func (p *OutboxPart) TakeBack() []*sarama.ConsumerMessage {
 // every partition is stopping, and none need wait for its messages.
 func (o *Outbox) TakeBackAll() int {
 	return o.takeBackWith(nil, func(*OutboxPart, []*sarama.ConsumerMessage) bool { return false })
+}
+
+// TakeBackWhileUnread watches the channel until stop is called: once it
+// has held the same number of messages, more than none, for patience
+// (nobody reads it), it takes everything back (TakeBackAll) and calls
+// taken with how many. stop ends the watch and waits for it.
+func (o *Outbox) TakeBackWhileUnread(patience time.Duration, taken func(n int)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(patience / 8)
+		defer tick.Stop()
+		last, since := -1, time.Now()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+			n := len(o.ch)
+			if n != last || n == 0 {
+				last, since = n, time.Now()
+				continue
+			}
+			if time.Since(since) >= patience {
+				taken(o.TakeBackAll())
+				last, since = -1, time.Now()
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // TakeBackAll is the Outbox's TakeBackAll with the partition's messages
