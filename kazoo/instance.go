@@ -157,7 +157,10 @@ func (cgi *ConsumergroupInstance) Register(topics []string) error {
 
 // UpdateRegistration replaces the subscription of the registered instance
 // with a static subscription to topics. It returns ErrInstanceNotRegistered
-// (bare) if the instance is not registered by this client's session.
+// (bare) if the instance is not registered by this client's session. A
+// static instance with a grace window writes its reservation's copy of
+// the registration in the same transaction, so that its share while away
+// is computed from the topics it consumes now.
 func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 	if err := cgi.check(); err != nil {
 		return err
@@ -165,6 +168,24 @@ func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 	data, err := staticRegistration(topics)
 	if err != nil {
 		return err
+	}
+	if cgi.static && cgi.graceWindow > 0 {
+		reservation, err := cgi.reservationData(data)
+		if err != nil {
+			return err
+		}
+		path := cgi.kz().staticMemberPath(cgi.cg.Name, cgi.ID)
+		return cgi.onOwnRegistration("set", func(conn *zk.Conn, node string, version int32) error {
+			resp, err := conn.Multi(
+				&zk.SetDataRequest{Path: node, Data: data, Version: version},
+				&zk.SetDataRequest{Path: path, Data: reservation, Version: -1})
+			if err != nil && failedOp(resp) == 1 {
+				// The reservation, written with the registration, is gone
+				// although the member is registered: deleted by hand.
+				return fmt.Errorf("%w: %w", ErrNoReservation, znodeErr("set", path, err))
+			}
+			return err
+		})
 	}
 	return cgi.onOwnRegistration("set", func(conn *zk.Conn, node string, version int32) error {
 		_, err := conn.Set(node, data, version)

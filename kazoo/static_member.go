@@ -41,6 +41,12 @@ type StaticMember struct {
 	// starts at 0 again when the node is deleted and created anew, it
 	// names one write: one absence of the member.
 	Mzxid int64
+	// SessionTimeout is the session timeout ZooKeeper granted the member
+	// when it last registered (0 when written by a version that did not
+	// record it): a restart of the member waits up to twice this for a
+	// crashed predecessor's registration to go, even when its own session
+	// timeout is shorter.
+	SessionTimeout time.Duration
 }
 
 // staticMemberNode is the JSON of a reservation node.
@@ -48,6 +54,8 @@ type staticMemberNode struct {
 	Version       int             `json:"version"`
 	GraceWindowMs int64           `json:"grace_window_ms"`
 	Registration  json.RawMessage `json:"registration"`
+	// SessionTimeoutMs is StaticMember.SessionTimeout.
+	SessionTimeoutMs int64 `json:"session_timeout_ms,omitempty"`
 }
 
 // StaticInstance returns the handle of a static member: its id is id
@@ -79,11 +87,7 @@ func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byt
 	var data []byte
 	if cgi.graceWindow > 0 {
 		var err error
-		if data, err = json.Marshal(staticMemberNode{
-			Version:       1,
-			GraceWindowMs: cgi.graceWindow.Milliseconds(),
-			Registration:  registration,
-		}); err != nil {
+		if data, err = cgi.reservationData(registration); err != nil {
 			return err
 		}
 		if err := kz.mkdirRecursive(path.Dir(reservation)); err != nil {
@@ -125,6 +129,17 @@ func (cgi *ConsumergroupInstance) registerStatic(node string, registration []byt
 		return znodeErr("create", node, err)
 	}
 	return znodeErr("write", reservation, fmt.Errorf("%w: the reservation kept changing", ErrClaimContended))
+}
+
+// reservationData is the JSON of the static instance's reservation node
+// holding registration, its grace window and its session's timeout.
+func (cgi *ConsumergroupInstance) reservationData(registration []byte) ([]byte, error) {
+	return json.Marshal(staticMemberNode{
+		Version:          1,
+		GraceWindowMs:    cgi.graceWindow.Milliseconds(),
+		Registration:     registration,
+		SessionTimeoutMs: cgi.kz().SessionTimeout().Milliseconds(),
+	})
 }
 
 // RegisteredBy returns the ZooKeeper session that holds the instance's
@@ -222,14 +237,15 @@ func (cg *Consumergroup) StaticMember(id string) (*StaticMember, error) {
 	if err := json.Unmarshal(data, &n); err != nil {
 		return nil, malformed(node, "reservation cannot be read: %v", err)
 	}
-	if n.GraceWindowMs < 0 {
-		return nil, malformed(node, "negative grace window %d ms", n.GraceWindowMs)
+	if n.GraceWindowMs < 0 || n.SessionTimeoutMs < 0 {
+		return nil, malformed(node, "negative grace window %d ms or session timeout %d ms", n.GraceWindowMs, n.SessionTimeoutMs)
 	}
 	reg, err := parseRegistration(node, n.Registration)
 	if err != nil {
 		return nil, err
 	}
-	return &StaticMember{ID: id, Registration: reg, GraceWindow: time.Duration(n.GraceWindowMs) * time.Millisecond, Version: stat.Version, Mzxid: stat.Mzxid}, nil
+	return &StaticMember{ID: id, Registration: reg, GraceWindow: time.Duration(n.GraceWindowMs) * time.Millisecond, Version: stat.Version, Mzxid: stat.Mzxid,
+		SessionTimeout: time.Duration(n.SessionTimeoutMs) * time.Millisecond}, nil
 }
 
 // DeleteStaticMember deletes the reservation of the static member id if
