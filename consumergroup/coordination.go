@@ -138,15 +138,17 @@ func (m groupCoordMetrics) RebalanceTook(d time.Duration) { m.cg.met().rebalance
 // predecessor that crashed, whose session expires by then. One timeout is
 // not enough: the server expires a session up to a tick (at most half the
 // least timeout it grants) after its timeout, counted from its last
-// request, not from our first attempt. A registration still held after
-// that belongs to a live instance: the error wraps ErrFencedInstanceID.
-// docs/static-members.md.
+// request, not from our first attempt. The timeout is the longer of ours
+// and the one the predecessor's reservation records: a release that
+// shortens Zookeeper.Timeout must still outwait the crashed session of the
+// one before. A registration still held after that belongs to a live
+// instance: the error wraps ErrFencedInstanceID. docs/static-members.md.
 func (cg *ConsumerGroup) joinRegister() error {
 	err := cg.reregister()
 	if !errors.Is(err, ErrFencedInstanceID) {
 		return err
 	}
-	wait := 2 * max(cg.config.Zookeeper.Timeout, cg.kazoo.SessionTimeout())
+	wait := 2 * max(cg.config.Zookeeper.Timeout, cg.kazoo.SessionTimeout(), cg.heldSessionTimeout())
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	cg.log.Warn("our static id is registered by another session; waiting for it to expire", "within", wait)
@@ -175,6 +177,22 @@ func (cg *ConsumerGroup) joinRegister() error {
 			return errors.Join(sarama.ErrClosedConsumerGroup, err)
 		}
 	}
+}
+
+// maxHeldSessionTimeout bounds the session timeout a reservation may make
+// a restart wait for (twice it): a garbled or hand-written node must not
+// hold a join for hours.
+const maxHeldSessionTimeout = 5 * time.Minute
+
+// heldSessionTimeout is the session timeout recorded in this static
+// instance's reservation by the instance that last registered its id (0
+// when there is none, or it cannot be read), at most maxHeldSessionTimeout.
+func (cg *ConsumerGroup) heldSessionTimeout() time.Duration {
+	m, err := cg.group.StaticMember(cg.instance.ID)
+	if err != nil {
+		return 0
+	}
+	return min(m.SessionTimeout, maxHeldSessionTimeout)
 }
 
 // joinEnds are what ends the handler API's session while it joins, so
