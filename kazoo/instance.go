@@ -169,26 +169,26 @@ func (cgi *ConsumergroupInstance) UpdateRegistration(topics []string) error {
 	if err != nil {
 		return err
 	}
+	var reservation []byte // the reservation's new copy; nil: none to write
 	if cgi.static && cgi.graceWindow > 0 {
-		reservation, err := cgi.reservationData(data)
-		if err != nil {
+		if reservation, err = cgi.reservationData(data); err != nil {
 			return err
 		}
-		path := cgi.kz().staticMemberPath(cgi.cg.Name, cgi.ID)
-		return cgi.onOwnRegistration("set", func(conn *zk.Conn, node string, version int32) error {
-			resp, err := conn.Multi(
-				&zk.SetDataRequest{Path: node, Data: data, Version: version},
-				&zk.SetDataRequest{Path: path, Data: reservation, Version: -1})
-			if err != nil && failedOp(resp) == 1 {
-				// The reservation, written with the registration, is gone
-				// although the member is registered: deleted by hand.
-				return fmt.Errorf("%w: %w", ErrNoReservation, znodeErr("set", path, err))
-			}
-			return err
-		})
 	}
+	rpath := cgi.kz().staticMemberPath(cgi.cg.Name, cgi.ID)
 	return cgi.onOwnRegistration("set", func(conn *zk.Conn, node string, version int32) error {
-		_, err := conn.Set(node, data, version)
+		if reservation == nil {
+			_, err := conn.Set(node, data, version)
+			return err
+		}
+		resp, err := conn.Multi(
+			&zk.SetDataRequest{Path: node, Data: data, Version: version},
+			&zk.SetDataRequest{Path: rpath, Data: reservation, Version: -1})
+		if err != nil && failedOp(resp) == 1 {
+			// The reservation, written with the registration, is gone
+			// although the member is registered: deleted by hand.
+			return fmt.Errorf("%w: %w", ErrNoReservation, znodeErr("set", rpath, err))
+		}
 		return err
 	})
 }
