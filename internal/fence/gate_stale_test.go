@@ -34,7 +34,7 @@ func TestDeliveryGateSendToDropsStaleMessageAfterPause(t *testing.T) {
 		g.Set(false)       // ZooKeeper answers again
 		synctest.Wait()
 		if r := <-res; r.delivered || !r.invalid {
-			t.Fatalf("sendIf = (delivered %v, invalid %v), want (false, true)", r.delivered, r.invalid)
+			t.Fatalf("SendTo = (delivered %v, invalid %v), want (false, true)", r.delivered, r.invalid)
 		}
 		if len(out) != 0 {
 			t.Fatal("a stale message went out after the gate reopened")
@@ -49,11 +49,11 @@ func TestDeliveryGateSendToChecksBeforeFirstAttempt(t *testing.T) {
 		out := make(chan *sarama.ConsumerMessage, 1)
 		m := &sarama.ConsumerMessage{Offset: 1}
 		if d, i := g.SendTo(t.Context().Done(), Chan(out), m, func() bool { return true }); !d || i {
-			t.Fatalf("valid: sendIf = (%v, %v), want (true, false)", d, i)
+			t.Fatalf("valid: SendTo = (%v, %v), want (true, false)", d, i)
 		}
 		<-out
 		if d, i := g.SendTo(t.Context().Done(), Chan(out), m, func() bool { return false }); d || !i {
-			t.Fatalf("invalid: sendIf = (%v, %v), want (false, true)", d, i)
+			t.Fatalf("invalid: SendTo = (%v, %v), want (false, true)", d, i)
 		}
 		if len(out) != 0 {
 			t.Fatal("an invalid message went out")
